@@ -1,0 +1,159 @@
+//! From arguments to an exit code: parse, validate into a request, run the
+//! wait, print the result. `main` only calls `run`.
+
+use crate::cli::{ChannelArgs, Cli, Command, Engine, TextArgs};
+use crate::config::{ceiling_from_env, effective_timeout, parse_duration, validate_channel};
+use crate::engine::EngineKind;
+use crate::error::{exit, Error, Kind, Result};
+use crate::matcher::PatternList;
+use crate::report::error_json;
+use crate::tmux::Socket;
+use crate::waits::{channel, text};
+use clap::Parser;
+use std::ffi::OsString;
+use std::io::Write;
+use std::time::Duration;
+
+const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Run the program with these arguments; returns the exit code.
+pub fn run(args: Vec<OsString>) -> i32 {
+    let json = args.iter().any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind as E;
+            if matches!(e.kind(), E::DisplayHelp | E::DisplayVersion | E::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return if e.kind() == E::DisplayHelpOnMissingArgumentOrSubcommand {
+                    exit::ERROR
+                } else {
+                    exit::OK
+                };
+            }
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            return fail(&Error::usage(format!("{first} (see tmux-wait --help)")), json);
+        }
+    };
+    if let Err(e) = crate::signals::install() {
+        return fail(&Error::io("cannot handle signals", e), json);
+    }
+    let socket = Socket::resolve(cli.socket_name.clone(), cli.socket_path.clone());
+    match cli.command {
+        Command::Text(a) => match text_request(socket, &a).and_then(|r| text::run(&r)) {
+            Ok(r) => {
+                if a.json {
+                    print(&serde_json::to_string(&r).expect("serialisable"));
+                } else {
+                    print(&r.human());
+                }
+                r.outcome.exit_code()
+            }
+            Err(e) => fail(&e, a.json),
+        },
+        Command::Channel(a) => match channel_wait(&socket, &a) {
+            Ok(r) => {
+                if a.json {
+                    print(&serde_json::to_string(&r).expect("serialisable"));
+                } else {
+                    print(&r.human());
+                }
+                match r.outcome {
+                    crate::report::ChannelOutcome::Signalled => exit::OK,
+                    crate::report::ChannelOutcome::Timeout => exit::TIMEOUT,
+                }
+            }
+            Err(e) => fail(&e, a.json),
+        },
+        Command::Signal(a) => {
+            match validate_channel(&a.name).and_then(|_| channel::signal(&socket, &a.name)) {
+                Ok(()) => exit::OK,
+                Err(e) => fail(&e, false),
+            }
+        }
+    }
+}
+
+fn duration(flag: &str, value: &str) -> Result<Duration> {
+    parse_duration(value).map_err(|e| Error::usage(format!("{flag}: {e}")))
+}
+
+fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
+    let timeout = duration("--timeout", &a.timeout)?;
+    let interval = duration("--interval", &a.interval)?;
+    if interval < MIN_INTERVAL {
+        return Err(Error::usage(format!(
+            "--interval: {} is below the minimum of 10ms",
+            a.interval
+        )));
+    }
+    let ceiling = ceiling_from_env()?;
+    let compile = |list: &[String], flag: &str| {
+        PatternList::new(list, a.regex, a.match_case, flag)
+            .map_err(|m| Error::new(Kind::InvalidRegex, m))
+    };
+    let patterns = compile(&a.patterns, "--pattern")?;
+    let stops = compile(&a.stops, "--stop")?;
+    if let Some(ch) = &a.ready {
+        validate_channel(ch)?;
+    }
+    if let Some(t) = &a.target {
+        validate_target(t)?;
+    }
+    Ok(text::TextRequest {
+        socket,
+        target: a.target.clone(),
+        patterns,
+        stops,
+        timeout: effective_timeout(timeout, ceiling),
+        engine: match a.engine {
+            Engine::Auto => EngineKind::Auto,
+            Engine::Control => EngineKind::Control,
+            Engine::Poll => EngineKind::Poll,
+        },
+        interval,
+        ready: a.ready.clone(),
+    })
+}
+
+/// Targets go to tmux as one argument, never through a shell; still refuse
+/// what no tmux target contains, so errors are clear and early.
+fn validate_target(t: &str) -> Result<()> {
+    if t.is_empty() || t.len() > 1024 || t.chars().any(char::is_control) {
+        return Err(Error::new(
+            Kind::NoPane,
+            format!("invalid target '{}'", t.chars().take(40).collect::<String>().escape_debug()),
+        ));
+    }
+    Ok(())
+}
+
+fn channel_wait(socket: &Socket, a: &ChannelArgs) -> Result<crate::report::ChannelResult> {
+    validate_channel(&a.name)?;
+    let timeout = duration("--timeout", &a.timeout)?;
+    let ceiling = ceiling_from_env()?;
+    channel::wait(socket, &a.name, effective_timeout(timeout, ceiling))
+}
+
+/// Print a line on stdout; a closed stdout (EPIPE) is not an error.
+fn print(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
+
+/// Report an error: one line on stderr, the JSON object on stdout with
+/// --json; returns its exit code.
+fn fail(e: &Error, json: bool) -> i32 {
+    if json {
+        print(&error_json(e.kind.as_str(), &e.message));
+    }
+    let mut err = std::io::stderr().lock();
+    let msg = crate::report::sanitize(&e.message);
+    let _ = writeln!(err, "tmux-wait: error: {msg}");
+    e.kind.exit_code()
+}

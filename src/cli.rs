@@ -1,0 +1,138 @@
+//! The command line, as clap sees it. One struct per subcommand; nothing
+//! here knows how a wait works.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0    found (text) or signalled (channel)
+  1    timed out
+  2    error: bad usage, invalid regex or channel name, no server, no such
+       pane, pane died or respawned, server exited during the wait
+  3    stopped by a --stop pattern
+  4    timed out while the pane was on the alternate screen
+  129  interrupted by SIGHUP, 130 by SIGINT, 143 by SIGTERM (after cleaning up)
+
+With --json, one JSON object is printed on stdout, errors included:
+{\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tmux-wait",
+    version,
+    about = "Wait, from inside tmux, for text in a pane or for a wait-for channel.",
+    long_about = "Wait, from inside tmux, for text in a pane or for a tmux wait-for channel.\n\n\
+        Text waits follow the pane's output as tmux delivers it to a control-mode \
+        client: they wake within about a millisecond, cost nothing while waiting, \
+        and see only output written after the wait began.",
+    after_help = EXIT_CODES
+)]
+pub struct Cli {
+    /// tmux socket name, as tmux -L (default: the server in $TMUX, else tmux's default)
+    #[arg(short = 'L', global = true, value_name = "SOCKET_NAME", conflicts_with = "socket_path")]
+    pub socket_name: Option<String>,
+
+    /// tmux socket path, as tmux -S
+    #[arg(short = 'S', global = true, value_name = "SOCKET_PATH")]
+    pub socket_path: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Wait for new output in a pane to match a pattern (or for any new output)
+    #[command(after_help = EXIT_CODES)]
+    Text(TextArgs),
+    /// Wait until a tmux wait-for channel is signalled, with a timeout
+    #[command(after_help = EXIT_CODES)]
+    Channel(ChannelArgs),
+    /// Signal a tmux wait-for channel (tmux wait-for -S NAME)
+    Signal(SignalArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Engine {
+    /// Control mode where it works, else polling
+    Auto,
+    /// A tmux control-mode client streams the pane's output (events)
+    Control,
+    /// capture-pane every --interval (the peer's way)
+    Poll,
+}
+
+#[derive(Debug, Args)]
+pub struct TextArgs {
+    /// Pane to watch: any tmux target (%3, sess:1.0, $1); default: $TMUX_PANE, else the pane tmux picks
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+
+    /// Success pattern (repeatable; the first in order that hits wins). Literal unless --regex. None: any new output ends the wait
+    #[arg(short = 'p', long = "pattern", value_name = "P")]
+    pub patterns: Vec<String>,
+
+    /// Failure pattern (repeatable): a hit ends the wait as "stopped" (exit 3); beats --pattern in the same output
+    #[arg(short = 's', long = "stop", value_name = "S")]
+    pub stops: Vec<String>,
+
+    /// Treat --pattern and --stop as regular expressions (Rust regex syntax)
+    #[arg(short = 'r', long)]
+    pub regex: bool,
+
+    /// Match case (default: case-insensitive)
+    #[arg(short = 'c', long)]
+    pub match_case: bool,
+
+    /// How long to wait: seconds (2.5) or with a unit (500ms, 2m, 1h); clamped by $TMUX_WAIT_MAX_SECONDS
+    #[arg(long, value_name = "DUR", default_value = "8")]
+    pub timeout: String,
+
+    /// Polling interval for --engine poll (at least 10ms)
+    #[arg(long, value_name = "DUR", default_value = "50ms")]
+    pub interval: String,
+
+    /// How to follow the pane
+    #[arg(long, value_enum, default_value_t = Engine::Auto)]
+    pub engine: Engine,
+
+    /// Signal this tmux channel once the wait is armed, so a script can start the wait in the background, `tmux wait-for CHANNEL`, then act
+    #[arg(long, value_name = "CHANNEL")]
+    pub ready: Option<String>,
+
+    /// Print one JSON object (the WaitForTextResult shape) on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ChannelArgs {
+    /// Channel name: 1 to 128 of A-Z a-z 0-9 _ . : -
+    pub name: String,
+
+    /// How long to wait: seconds or with a unit; clamped by $TMUX_WAIT_MAX_SECONDS
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub timeout: String,
+
+    /// Print one JSON object on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SignalArgs {
+    /// Channel name: 1 to 128 of A-Z a-z 0-9 _ . : -
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+}

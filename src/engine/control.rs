@@ -1,0 +1,372 @@
+//! The control-mode engine: one `tmux -C` client attached to the pane's
+//! session streams the pane's output as it is written.
+//!
+//! Order of events is what makes it exact (tmux 3.3a, control.c/window.c):
+//! output read from a pane is queued to control clients *before* tmux parses
+//! it into the grid, and command replies are queued behind pending output.
+//! So output that arrives before the reply to our entry `capture-pane` is
+//! already in that capture, and everything after it is new.
+
+use super::shell::line_editor_active;
+use super::vt::{Entry, LineTracker};
+use super::{fields, trim_rows, Candidate, Final, PaneSource, Setup};
+use crate::error::{Error, Kind, Result};
+use crate::signals;
+use crate::tmux::control::{ControlClient, Event};
+use crate::tmux::protocol::{quote, Message};
+use crate::tmux::{PaneInfo, Socket};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// How often the pane is checked for death or respawn while nothing else
+/// happens (structural notifications trigger a check at once).
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// Most events handled before a batch is judged, so a flood cannot keep the
+/// waiter from judging (and from honouring its deadline).
+const MAX_EVENTS_PER_BATCH: usize = 512;
+/// How far back `tail` may reach, in rows, whatever the scrollback holds.
+const TAIL_ROWS: i64 = 64;
+
+const ENTRY_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{window_id}";
+const CHECK_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{window_id}";
+const FINAL_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
+const RELINK_FORMAT: &str = "#{session_id}\t#{window_id}";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Ignore,
+    Check,
+    OtherPanes,
+    Relink,
+    Wanted,
+}
+
+pub struct ControlSource {
+    client: ControlClient,
+    socket: Socket,
+    pane: PaneInfo,
+    pane_num: u32,
+    window_id: String,
+    tracker: Option<LineTracker>,
+    entry_lines: Vec<String>,
+    /// history_size + cursor_y at entry: the entry row, counted from the
+    /// oldest line of history.
+    entry_abs: i64,
+    pending: VecDeque<Purpose>,
+    wanted: Option<(bool, Vec<String>)>,
+    next_check: Instant,
+    output_seen: bool,
+}
+
+impl ControlSource {
+    pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
+        let client =
+            ControlClient::attach(socket, &pane.session_id, pane.version, setup.deadline)?;
+        signals::route_to(client.sender());
+        let mut me = ControlSource {
+            client,
+            socket: socket.clone(),
+            pane: pane.clone(),
+            pane_num: pane.number(),
+            window_id: String::new(),
+            tracker: None,
+            entry_lines: Vec::new(),
+            entry_abs: 0,
+            pending: VecDeque::new(),
+            wanted: None,
+            next_check: Instant::now() + CHECK_EVERY,
+            output_seen: false,
+        };
+        let t = quote(&pane.pane_id);
+        // Sent together, run together: no pane output is parsed in between.
+        me.send(&format!("display-message -p -t {t} {}", quote(ENTRY_FORMAT)), Purpose::Wanted)?;
+        me.send(&format!("capture-pane -p -t {t}"), Purpose::Wanted)?;
+        me.send(&format!("capture-pane -p -J -t {t}"), Purpose::Wanted)?;
+        let info = me.wait_reply(setup.deadline)?;
+        let rows = me.wait_reply(setup.deadline)?;
+        let joined = me.wait_reply(setup.deadline)?;
+        let f = fields(info.first().map(String::as_str).unwrap_or(""));
+        if f.len() != 8 {
+            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+        }
+        if f[1] == 1 {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!("pane {} is dead (its program has exited)", pane.pane_id),
+            ));
+        }
+        me.pane.pane_pid = u32::try_from(f[0]).unwrap_or(0);
+        me.window_id = info[0].rsplit('\t').next().unwrap_or("").to_owned();
+        let (width, cursor_x, cursor_y) = (f[2].max(1), f[3].max(0), f[4].max(0));
+        me.entry_abs = f[6].max(0) + cursor_y;
+        let entry_row = rows
+            .get(usize::try_from(cursor_y).unwrap_or(0))
+            .cloned()
+            .unwrap_or_default();
+        me.entry_lines = trim_rows(joined);
+        me.tracker = Some(LineTracker::new(&Entry {
+            width: usize::try_from(width).unwrap_or(80),
+            row: entry_row.trim_end().to_owned(),
+            cursor_x: usize::try_from(cursor_x).unwrap_or(0),
+            alternate_on: f[5] == 1,
+            at_prompt: line_editor_active(me.pane.pane_pid, &pane.pane_tty),
+        }));
+        if pane.version.has_client_flags() {
+            let sid = quote(&pane.session_id);
+            me.send(
+                &format!("list-panes -s -t {sid} -F '#{{pane_id}}'"),
+                Purpose::OtherPanes,
+            )?;
+        }
+        if let Some(ch) = &setup.ready {
+            me.send(&format!("wait-for -S {}", quote(ch)), Purpose::Wanted)?;
+            me.wait_reply(setup.deadline)?;
+        }
+        Ok(me)
+    }
+
+    fn send(&mut self, line: &str, purpose: Purpose) -> Result<()> {
+        self.client.send(line)?;
+        self.pending.push_back(purpose);
+        Ok(())
+    }
+
+    /// Wait for the next `Wanted` reply, handling everything else meanwhile.
+    fn wait_reply(&mut self, deadline: Instant) -> Result<Vec<String>> {
+        loop {
+            if let Some((ok, lines)) = self.wanted.take() {
+                return if ok {
+                    Ok(lines)
+                } else {
+                    Err(crate::tmux::classify_failure(&lines.join(" ")))
+                };
+            }
+            match self.client.recv(deadline) {
+                Some(ev) => self.handle(ev)?,
+                None => return Err(Error::new(Kind::Tmux, "tmux did not answer in time")),
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::Control(Message::Output { pane, data }, at) => {
+                if pane == self.pane_num {
+                    if let Some(t) = &mut self.tracker {
+                        t.feed(&data, at);
+                        self.output_seen = true;
+                    }
+                }
+            }
+            Event::Control(Message::Reply { ok, lines }, _) => {
+                match self.pending.pop_front().unwrap_or(Purpose::Ignore) {
+                    Purpose::Ignore => {}
+                    Purpose::Wanted => self.wanted = Some((ok, lines)),
+                    Purpose::Check => self.on_check(ok, &lines)?,
+                    Purpose::OtherPanes if ok => {
+                        let me = self.pane.pane_id.clone();
+                        for p in lines.iter().filter(|p| **p != me) {
+                            if p.starts_with('%') {
+                                let arg = quote(&format!("{p}:off"));
+                                self.send(&format!("refresh-client -A {arg}"), Purpose::Ignore)?;
+                            }
+                        }
+                    }
+                    Purpose::Relink if ok => {
+                        let line = lines.first().cloned().unwrap_or_default();
+                        let mut it = line.split('\t');
+                        if let (Some(sid), Some(wid)) = (it.next(), it.next()) {
+                            if sid.starts_with('$') {
+                                self.window_id = wid.to_owned();
+                                self.send(&format!("switch-client -t {}", quote(sid)), Purpose::Ignore)?;
+                            }
+                        }
+                    }
+                    Purpose::OtherPanes | Purpose::Relink => {}
+                }
+            }
+            Event::Control(Message::Notification(n), _) => self.on_notification(&n)?,
+            Event::Control(Message::Exit { .. }, _) | Event::Eof => return Err(self.lost()),
+            Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+        }
+        Ok(())
+    }
+
+    fn on_notification(&mut self, n: &str) -> Result<()> {
+        let mut words = n.split(' ');
+        let name = words.next().unwrap_or("");
+        match name {
+            "%window-close" | "%unlinked-window-close" => {
+                if words.next() == Some(self.window_id.as_str()) {
+                    // Our pane's window left the session: follow it (output
+                    // written in between is not delivered; see README).
+                    let t = quote(&self.pane.pane_id);
+                    self.send(
+                        &format!("display-message -p -t {t} {}", quote(RELINK_FORMAT)),
+                        Purpose::Relink,
+                    )?;
+                }
+                self.next_check = Instant::now();
+            }
+            "%layout-change" | "%session-changed" | "%sessions-changed"
+            | "%window-pane-changed" | "%unlinked-window-add" => {
+                self.next_check = Instant::now();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn send_check(&mut self) -> Result<()> {
+        let t = quote(&self.pane.pane_id);
+        self.send(
+            &format!("display-message -p -t {t} {}", quote(CHECK_FORMAT)),
+            Purpose::Check,
+        )?;
+        self.next_check = Instant::now() + CHECK_EVERY;
+        Ok(())
+    }
+
+    fn on_check(&mut self, ok: bool, lines: &[String]) -> Result<()> {
+        if !ok {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!("pane {} was closed during the wait", self.pane.pane_id),
+            ));
+        }
+        let f = fields(lines.first().map(String::as_str).unwrap_or(""));
+        self.verify(&f)?;
+        if let (Some(t), Some(&w)) = (&mut self.tracker, f.get(2)) {
+            t.set_width(usize::try_from(w.max(1)).unwrap_or(80));
+        }
+        Ok(())
+    }
+
+    /// `f[0]` is pane_pid, `f[1]` pane_dead.
+    fn verify(&self, f: &[i64]) -> Result<()> {
+        if f.len() < 2 {
+            return Err(Error::new(Kind::Tmux, "unexpected reply from tmux"));
+        }
+        if f[0] != i64::from(self.pane.pane_pid) {
+            return Err(Error::new(
+                Kind::PaneRespawned,
+                format!("pane {} was respawned during the wait", self.pane.pane_id),
+            ));
+        }
+        if f[1] == 1 {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!("pane {}'s program exited during the wait", self.pane.pane_id),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The control connection went away: find out why.
+    fn lost(&mut self) -> Error {
+        if let Some(sig) = signals::pending() {
+            return Error::new(Kind::Interrupted(sig), "interrupted");
+        }
+        let fmt = "#{pane_pid}\t#{pane_dead}";
+        match self
+            .socket
+            .run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
+        {
+            Err(e) if e.kind == Kind::NoServer => {
+                Error::new(Kind::ServerExited, "the tmux server exited during the wait")
+            }
+            Err(e) if e.kind == Kind::NoPane => Error::new(
+                Kind::PaneDied,
+                format!("pane {} was closed during the wait", self.pane.pane_id),
+            ),
+            Err(e) => e,
+            Ok(lines) => {
+                let f = fields(lines.first().map(String::as_str).unwrap_or(""));
+                match self.verify(&f) {
+                    Err(e) => e,
+                    Ok(()) => Error::new(
+                        Kind::Tmux,
+                        "the tmux control client was detached during the wait",
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl PaneSource for ControlSource {
+    fn entry_lines(&self) -> &[String] {
+        &self.entry_lines
+    }
+
+    fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            if now >= self.next_check {
+                self.send_check()?;
+            }
+            let wake = deadline.min(self.next_check);
+            let Some(ev) = self.client.recv(wake) else {
+                continue;
+            };
+            self.output_seen = false;
+            self.handle(ev)?;
+            for _ in 0..MAX_EVENTS_PER_BATCH {
+                match self.client.try_recv() {
+                    Some(ev) => self.handle(ev)?,
+                    None => break,
+                }
+            }
+            if self.output_seen {
+                let t = self.tracker.as_mut().expect("tracker set in open");
+                return Ok(Some(t.take(true)));
+            }
+        }
+    }
+
+    fn saw_output(&self) -> bool {
+        self.tracker.as_ref().is_some_and(LineTracker::saw_output)
+    }
+
+    fn saw_alternate(&self) -> bool {
+        self.tracker.as_ref().is_some_and(LineTracker::saw_alternate)
+    }
+
+    fn finish(&mut self) -> Result<Final> {
+        // Stop feeding; what comes now is after the verdict.
+        self.tracker = None;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let t = quote(&self.pane.pane_id);
+        self.send(&format!("display-message -p -t {t} {}", quote(FINAL_FORMAT)), Purpose::Wanted)?;
+        let reply = match self.wait_reply(deadline) {
+            Ok(r) => r,
+            Err(e) if e.kind == Kind::NoPane => {
+                return Err(Error::new(
+                    Kind::PaneDied,
+                    format!("pane {} was closed during the wait", self.pane.pane_id),
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let f = fields(reply.first().map(String::as_str).unwrap_or(""));
+        self.verify(&f)?;
+        if f.len() < 5 {
+            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+        }
+        let (history, cursor_y, height) = (f[2].max(0), f[3].max(0), f[4].max(1));
+        let start = (self.entry_abs - history)
+            .clamp(-history, height - 1)
+            .max(cursor_y - TAIL_ROWS);
+        self.send(
+            &format!("capture-pane -p -J -t {t} -S {start} -E {}", height - 1),
+            Purpose::Wanted,
+        )?;
+        let rows = self.wait_reply(deadline)?;
+        Ok(Final {
+            tail: trim_rows(rows),
+        })
+    }
+}

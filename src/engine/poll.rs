@@ -1,0 +1,225 @@
+//! The polling engine: `capture-pane` every interval, as the peer does, for
+//! servers where a control client cannot attach.
+//!
+//! It compares rows by position (counted from the oldest history line), not
+//! by value, so a repeated identical line is still new. What it cannot do,
+//! by its nature, is documented in the README: text overwritten between two
+//! polls is missed, output that scrolls past `history-limit` between polls
+//! is missed, typed echo is not told apart, and rows are matched one by one
+//! (a marker split across a wrap is not joined).
+
+use super::{fields, trim_rows, Candidate, Final, PaneSource, Setup};
+use crate::error::{Error, Kind, Result};
+use crate::signals;
+use crate::tmux::control::Event;
+use crate::tmux::{PaneInfo, Socket};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+const STATE_FORMAT: &str =
+    "#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
+
+struct PaneState {
+    pid: i64,
+    history: i64,
+    cursor_y: i64,
+    height: i64,
+    alternate: bool,
+}
+
+pub struct PollSource {
+    socket: Socket,
+    pane: PaneInfo,
+    interval: Duration,
+    signals: Receiver<Event>,
+    entry_lines: Vec<String>,
+    entry_abs: i64,
+    /// Rows from `base` (absolute index) down, as last seen.
+    known: Vec<String>,
+    base: i64,
+    last_history: i64,
+    saw_output: bool,
+    saw_alternate: bool,
+}
+
+impl PollSource {
+    pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
+        let (tx, rx) = mpsc::channel();
+        signals::route_to(tx);
+        let mut me = PollSource {
+            socket: socket.clone(),
+            pane: pane.clone(),
+            interval: setup.interval,
+            signals: rx,
+            entry_lines: Vec::new(),
+            entry_abs: 0,
+            known: Vec::new(),
+            base: 0,
+            last_history: 0,
+            saw_output: false,
+            saw_alternate: false,
+        };
+        let s = me.state()?;
+        if s.pid != i64::from(pane.pane_pid) {
+            me.pane.pane_pid = u32::try_from(s.pid).unwrap_or(0);
+        }
+        me.entry_abs = s.history + s.cursor_y;
+        me.base = me.entry_abs;
+        me.last_history = s.history;
+        me.saw_alternate = s.alternate;
+        let rows = me.capture(s.cursor_y, s.height - 1, false)?;
+        me.known = rows;
+        me.entry_lines = trim_rows(me.capture(0, s.height - 1, true)?);
+        if let Some(ch) = &setup.ready {
+            socket.run(["wait-for", "-S", ch])?;
+        }
+        Ok(me)
+    }
+
+    fn state(&self) -> Result<PaneState> {
+        let lines = self
+            .socket
+            .run(["display-message", "-p", "-t", &self.pane.pane_id, STATE_FORMAT])
+            .map_err(|e| self.classify(e))?;
+        let f = fields(lines.first().map(String::as_str).unwrap_or(""));
+        if f.len() != 6 {
+            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+        }
+        if f[1] == 1 {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!("pane {}'s program exited during the wait", self.pane.pane_id),
+            ));
+        }
+        Ok(PaneState {
+            pid: f[0],
+            history: f[2].max(0),
+            cursor_y: f[3].max(0),
+            height: f[4].max(1),
+            alternate: f[5] == 1,
+        })
+    }
+
+    fn classify(&self, e: Error) -> Error {
+        match e.kind {
+            Kind::NoServer => Error::new(Kind::ServerExited, "the tmux server exited during the wait"),
+            Kind::NoPane => Error::new(
+                Kind::PaneDied,
+                format!("pane {} was closed during the wait", self.pane.pane_id),
+            ),
+            _ => e,
+        }
+    }
+
+    fn capture(&self, start: i64, end: i64, join: bool) -> Result<Vec<String>> {
+        let (s, e) = (start.to_string(), end.to_string());
+        let mut args = vec!["capture-pane", "-p", "-t", &self.pane.pane_id, "-S", &s, "-E", &e];
+        if join {
+            args.push("-J");
+        }
+        self.socket.run(args).map_err(|e| self.classify(e))
+    }
+
+    /// Sleep one interval, waking early for a signal.
+    fn sleep(&self, deadline: Instant) -> Result<bool> {
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(false);
+        }
+        match self.signals.recv_timeout(self.interval.min(deadline - now)) {
+            Ok(Event::Signal(sig)) => Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+            Ok(_) | Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                Ok(Instant::now() < deadline)
+            }
+        }
+    }
+
+    fn poll(&mut self) -> Result<Vec<Candidate>> {
+        let s = self.state()?;
+        if s.pid != i64::from(self.pane.pane_pid) {
+            return Err(Error::new(
+                Kind::PaneRespawned,
+                format!("pane {} was respawned during the wait", self.pane.pane_id),
+            ));
+        }
+        if s.alternate {
+            self.saw_alternate = true;
+            return Ok(Vec::new());
+        }
+        let mut new = Vec::new();
+        if s.history < self.last_history {
+            // History was trimmed or cleared: positions no longer line up.
+            // Compare the visible screen with what we last saw at the bottom.
+            let rows = self.capture(0, s.height - 1, false)?;
+            let old_tail: Vec<&String> = self.known.iter().rev().take(rows.len()).collect();
+            for (i, row) in rows.iter().enumerate().take(usize::try_from(s.cursor_y + 1).unwrap_or(0)) {
+                let before = old_tail.get(rows.len() - 1 - i).map(|s| s.as_str());
+                if before != Some(row.as_str()) && !row.trim().is_empty() {
+                    new.push(row.clone());
+                }
+            }
+            self.base = s.history;
+            self.known = rows;
+        } else {
+            let start = (self.base - s.history).max(-s.history);
+            let rows = self.capture(start, s.height - 1, false)?;
+            let skip = usize::try_from((start + s.history) - self.base).unwrap_or(0);
+            let cursor_row = usize::try_from(s.history + s.cursor_y - (start + s.history)).unwrap_or(0);
+            for (i, row) in rows.iter().enumerate() {
+                let before = self.known.get(i + skip).map(String::as_str);
+                if before != Some(row.as_str()) && (i <= cursor_row || before.is_some()) && !row.trim().is_empty() {
+                    new.push(row.clone());
+                }
+            }
+            self.base = start + s.history;
+            self.known = rows;
+        }
+        self.last_history = s.history;
+        if !new.is_empty() {
+            self.saw_output = true;
+        }
+        Ok(new
+            .into_iter()
+            .map(|r| Candidate {
+                text: r.trim_end().to_owned(),
+                rendered: None,
+            })
+            .collect())
+    }
+}
+
+impl PaneSource for PollSource {
+    fn entry_lines(&self) -> &[String] {
+        &self.entry_lines
+    }
+
+    fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
+        loop {
+            if !self.sleep(deadline)? {
+                return Ok(None);
+            }
+            let c = self.poll()?;
+            if !c.is_empty() {
+                return Ok(Some(c));
+            }
+        }
+    }
+
+    fn saw_output(&self) -> bool {
+        self.saw_output
+    }
+
+    fn saw_alternate(&self) -> bool {
+        self.saw_alternate
+    }
+
+    fn finish(&mut self) -> Result<Final> {
+        let s = self.state()?;
+        let start = (self.entry_abs - s.history)
+            .clamp(-s.history, s.height - 1)
+            .max(s.cursor_y - 64);
+        Ok(Final {
+            tail: trim_rows(self.capture(start, s.height - 1, true)?),
+        })
+    }
+}

@@ -1,0 +1,763 @@
+//! Turns the raw byte stream of one pane into the lines a person would see
+//! being written, so that every piece of new output can be matched once.
+//!
+//! This is not a terminal emulator: it tracks only the line under the cursor
+//! (a *logical* line: rows joined across automatic wraps) and emits it as a
+//! candidate whenever it is finished (line feed, cursor moved to another row,
+//! screen cleared) or about to lose text that was never looked at (overwrite
+//! after `\r`, erase, delete). That is what makes the helper see text that is
+//! repainted within a millisecond, a repeated identical line, and output that
+//! scrolls past `history-limit` before anyone captures it.
+//!
+//! Each cell remembers where it came from: `Old` (on screen before the wait
+//! began), `New` (written by a program since) or `Echo` (typed input that a
+//! line editor echoed). Echo is told apart with what the shell says about
+//! itself: readline, zle and fish switch bracketed paste on (`\e[?2004h`)
+//! when they start reading a line and off (`\e[?2004l`) when it is accepted;
+//! shells with OSC 133 integration mark prompt (A), input (B) and output (C).
+//! Under bracketed paste alone the prompt is what the shell prints within
+//! [`PROMPT_WINDOW`] of switching it on; later text is the echo of keys.
+
+use std::time::{Duration, Instant};
+use unicode_width::UnicodeWidthChar;
+
+/// How long after `\e[?2004h` text still counts as the prompt, not as echo.
+pub const PROMPT_WINDOW: Duration = Duration::from_millis(50);
+
+/// A logical line longer than this many cells is matched, then cut to its
+/// last [`KEEP_AFTER_CUT`] cells, so memory stays bounded when a program
+/// writes without ever ending the line.
+const MAX_CELLS: usize = 256 * 1024;
+const KEEP_AFTER_CUT: usize = 4096;
+
+/// Where a cell's character came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Old,
+    New,
+    Echo,
+}
+
+#[derive(Clone, Debug)]
+struct Cell {
+    /// `'\0'` marks the right half of a wide character.
+    ch: char,
+    origin: Origin,
+    /// Written since the line was last emitted: losing it needs an emit.
+    fresh: bool,
+    combining: Option<Box<str>>,
+}
+
+const BLANK: Cell = Cell {
+    ch: ' ',
+    origin: Origin::Old,
+    fresh: false,
+    combining: None,
+};
+
+/// A line (or the state of a line just before it was overwritten) that holds
+/// new output and has not been judged yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// What patterns are matched against: the line without echoed input.
+    pub text: String,
+    /// The line as rendered, when it differs from `text` (it holds echo).
+    pub rendered: Option<String>,
+}
+
+impl Candidate {
+    /// The line as the pane shows it.
+    pub fn line(&self) -> &str {
+        self.rendered.as_deref().unwrap_or(&self.text)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InputState {
+    /// A program is writing output.
+    Output,
+    /// A shell is printing its prompt; `until` ends the bracketed-paste
+    /// heuristic window (None under OSC 133, which says when input starts).
+    Prompt { until: Option<Instant> },
+    /// A line editor is echoing what is typed.
+    Input,
+}
+
+/// How the pane looked when the wait began.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub width: usize,
+    /// The rendered text of the cursor's row.
+    pub row: String,
+    pub cursor_x: usize,
+    pub alternate_on: bool,
+    /// True when a shell's line editor was reading input at entry, so text
+    /// written before the line is accepted is echo.
+    pub at_prompt: bool,
+}
+
+/// Feeds pane bytes through a VT parser into [`Candidate`] lines.
+pub struct LineTracker {
+    parser: vte::Parser,
+    state: State,
+}
+
+struct State {
+    width: usize,
+    cells: Vec<Cell>,
+    cursor: usize,
+    pending_wrap: bool,
+    /// New cells were written since the line was last emitted.
+    dirty: bool,
+    alt: bool,
+    saw_alt: bool,
+    saw_output: bool,
+    input: InputState,
+    osc133: bool,
+    /// Inside screen's `ESC k title ESC \`, whose text is not output.
+    in_title: bool,
+    now: Instant,
+    out: Vec<Candidate>,
+}
+
+impl LineTracker {
+    pub fn new(entry: &Entry) -> Self {
+        let width = entry.width.max(1);
+        let mut cells = Vec::new();
+        for ch in entry.row.chars() {
+            push_char(&mut cells, ch, Origin::Old);
+        }
+        let cursor = entry.cursor_x;
+        if cells.len() < cursor {
+            cells.resize(cursor, BLANK);
+        }
+        Self {
+            parser: vte::Parser::new(),
+            state: State {
+                width,
+                cells,
+                cursor,
+                pending_wrap: false,
+                dirty: false,
+                alt: entry.alternate_on,
+                saw_alt: entry.alternate_on,
+                saw_output: false,
+                input: if entry.at_prompt {
+                    InputState::Input
+                } else {
+                    InputState::Output
+                },
+                osc133: false,
+                in_title: false,
+                now: Instant::now(),
+                out: Vec::new(),
+            },
+        }
+    }
+
+    /// Feed bytes the pane's program wrote, read at `at`.
+    pub fn feed(&mut self, data: &[u8], at: Instant) {
+        self.state.now = at;
+        self.parser.advance(&mut self.state, data);
+    }
+
+    /// The pane width changed (rows re-wrap from here on).
+    pub fn set_width(&mut self, width: usize) {
+        self.state.width = width.max(1);
+    }
+
+    /// Take the candidates found so far; with `partial`, the unfinished line
+    /// under the cursor too, if it holds new text not yet taken.
+    pub fn take(&mut self, partial: bool) -> Vec<Candidate> {
+        if partial {
+            self.state.emit();
+        }
+        std::mem::take(&mut self.state.out)
+    }
+
+    /// Any new (non-echo) character was written on the main screen.
+    pub fn saw_output(&self) -> bool {
+        self.state.saw_output
+    }
+
+    /// The pane was on the alternate screen at some point.
+    pub fn saw_alternate(&self) -> bool {
+        self.state.saw_alt
+    }
+
+}
+
+fn push_char(cells: &mut Vec<Cell>, ch: char, origin: Origin) {
+    match ch.width() {
+        Some(0) | None => {
+            if let Some(last) = cells.last_mut() {
+                append_combining(last, ch);
+            }
+        }
+        Some(w) => {
+            cells.push(Cell {
+                ch,
+                origin,
+                fresh: false,
+                combining: None,
+            });
+            if w == 2 {
+                cells.push(Cell {
+                    ch: '\0',
+                    origin,
+                    fresh: false,
+                    combining: None,
+                });
+            }
+        }
+    }
+}
+
+fn append_combining(cell: &mut Cell, ch: char) {
+    let mut s = cell.combining.take().map(String::from).unwrap_or_default();
+    s.push(ch);
+    cell.combining = Some(s.into_boxed_str());
+}
+
+fn param(params: &vte::Params, i: usize, default: usize) -> usize {
+    match params.iter().nth(i).and_then(|p| p.first().copied()) {
+        Some(0) | None => default,
+        Some(v) => usize::from(v),
+    }
+}
+
+impl State {
+    fn row_col(&self) -> (usize, usize) {
+        if self.pending_wrap && self.cursor > 0 {
+            (self.cursor / self.width - 1, self.width - 1)
+        } else {
+            (self.cursor / self.width, self.cursor % self.width)
+        }
+    }
+
+    fn set_row_col(&mut self, row: usize, col: usize) {
+        self.cursor = row * self.width + col.min(self.width - 1);
+        self.pending_wrap = false;
+    }
+
+    fn origin_now(&mut self) -> Origin {
+        match self.input {
+            InputState::Output => Origin::New,
+            InputState::Prompt { until: Some(t) } if self.now > t => {
+                self.input = InputState::Input;
+                Origin::Echo
+            }
+            InputState::Prompt { .. } => Origin::New,
+            InputState::Input => Origin::Echo,
+        }
+    }
+
+    /// Emit the current line if it holds new text nobody has looked at.
+    fn emit(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        self.dirty = false;
+        let mut text = String::new();
+        let mut rendered = String::new();
+        let mut has_echo = false;
+        for cell in &mut self.cells {
+            cell.fresh = false;
+        }
+        for cell in &self.cells {
+            if cell.ch == '\0' {
+                continue;
+            }
+            rendered.push(cell.ch);
+            if let Some(c) = &cell.combining {
+                rendered.push_str(c);
+            }
+            if cell.origin == Origin::Echo {
+                has_echo = true;
+            } else {
+                text.push(cell.ch);
+                if let Some(c) = &cell.combining {
+                    text.push_str(c);
+                }
+            }
+        }
+        text.truncate(text.trim_end().len());
+        rendered.truncate(rendered.trim_end().len());
+        if rendered.is_empty() {
+            return;
+        }
+        self.out.push(Candidate {
+            rendered: if has_echo { Some(rendered) } else { None },
+            text,
+        });
+    }
+
+    /// The cursor leaves this line for another row: emit it, start afresh
+    /// with an empty line (rows below the cursor hold stale paint, which is
+    /// never matched) and the cursor at `col`.
+    fn break_line(&mut self, col: usize) {
+        self.emit();
+        self.cells.clear();
+        self.cursor = col.min(self.width - 1);
+        self.pending_wrap = false;
+    }
+
+    fn ensure_len(&mut self, len: usize) {
+        if self.cells.len() < len {
+            self.cells.resize(len, BLANK);
+        }
+    }
+
+    /// Blank cells `from..to` (clipped to the line); emits first if that
+    /// would destroy text not yet looked at.
+    fn blank(&mut self, from: usize, to: usize) {
+        let to = to.min(self.cells.len());
+        if from >= to {
+            return;
+        }
+        if self.cells[from..to].iter().any(|c| c.fresh && c.ch != ' ') {
+            self.emit();
+        }
+        if to == self.cells.len() {
+            self.cells.truncate(from);
+        } else {
+            for c in &mut self.cells[from..to] {
+                *c = BLANK;
+            }
+        }
+    }
+
+    fn row_bounds(&self) -> (usize, usize) {
+        let (row, _) = self.row_col();
+        (row * self.width, (row + 1) * self.width)
+    }
+
+    fn print_char(&mut self, ch: char) {
+        if self.in_title {
+            return;
+        }
+        if self.alt {
+            self.saw_alt = true;
+            return;
+        }
+        let origin = self.origin_now();
+        let w = match ch.width() {
+            Some(w) => w,
+            None => return,
+        };
+        if w == 0 {
+            // A combining mark joins the character before the cursor.
+            if self.cursor > 0 && self.cursor <= self.cells.len() {
+                let i = self.cursor - 1;
+                let i = if self.cells[i].ch == '\0' && i > 0 { i - 1 } else { i };
+                append_combining(&mut self.cells[i], ch);
+                self.mark(origin);
+            }
+            return;
+        }
+        self.pending_wrap = false;
+        if w == 2 && self.width > 1 && self.cursor % self.width == self.width - 1 {
+            // A wide character does not fit in the last column: it wraps.
+            self.ensure_len(self.cursor + 1);
+            self.cursor += 1;
+        }
+        let pos = self.cursor;
+        self.ensure_len(pos + w);
+        if self.cells[pos..pos + w]
+            .iter()
+            .any(|c| c.fresh && c.ch != ' ' && c.ch != ch)
+        {
+            // Overwriting text: judge the line as it was first.
+            self.emit();
+        }
+        self.cells[pos] = Cell {
+            ch,
+            origin,
+            fresh: true,
+            combining: None,
+        };
+        if w == 2 {
+            self.cells[pos + 1] = Cell {
+                ch: '\0',
+                origin,
+                fresh: true,
+                combining: None,
+            };
+        }
+        self.cursor += w;
+        if self.cursor % self.width == 0 {
+            self.pending_wrap = true;
+        }
+        self.mark(origin);
+        if self.cells.len() > MAX_CELLS {
+            self.emit();
+            let cut = self.cells.len() - KEEP_AFTER_CUT;
+            let cut = cut - cut % self.width;
+            self.cells.drain(..cut);
+            self.cursor = self.cursor.saturating_sub(cut);
+        }
+    }
+
+    fn mark(&mut self, origin: Origin) {
+        if origin == Origin::New {
+            self.dirty = true;
+            self.saw_output = true;
+        }
+    }
+
+    fn private_mode(&mut self, params: &vte::Params, set: bool) {
+        for p in params.iter() {
+            match p.first().copied() {
+                Some(1049) | Some(1047) | Some(47) => {
+                    if set && !self.alt {
+                        self.break_line(0);
+                        self.alt = true;
+                        self.saw_alt = true;
+                    } else if !set && self.alt {
+                        self.alt = false;
+                        self.cells.clear();
+                        self.cursor = 0;
+                        self.pending_wrap = false;
+                    }
+                }
+                Some(2004) if !self.osc133 => {
+                    self.input = if set {
+                        InputState::Prompt {
+                            until: Some(self.now + PROMPT_WINDOW),
+                        }
+                    } else {
+                        InputState::Output
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl vte::Perform for State {
+    fn print(&mut self, c: char) {
+        self.print_char(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        if self.alt || self.in_title {
+            return;
+        }
+        match byte {
+            b'\r' => {
+                let (row, _) = self.row_col();
+                self.set_row_col(row, 0);
+            }
+            b'\n' | 0x0b | 0x0c => {
+                let (_, col) = self.row_col();
+                self.break_line(col);
+            }
+            0x08 => {
+                let (row, col) = self.row_col();
+                self.set_row_col(row, col.saturating_sub(1));
+            }
+            b'\t' => {
+                let (row, col) = self.row_col();
+                self.set_row_col(row, (col / 8 + 1) * 8);
+            }
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(
+        &mut self,
+        params: &vte::Params,
+        intermediates: &[u8],
+        _ignore: bool,
+        action: char,
+    ) {
+        if intermediates == b"?" {
+            match action {
+                'h' => self.private_mode(params, true),
+                'l' => self.private_mode(params, false),
+                _ => {}
+            }
+            return;
+        }
+        if self.alt || !intermediates.is_empty() {
+            return;
+        }
+        let (row, col) = self.row_col();
+        let (start, end) = self.row_bounds();
+        let n = param(params, 0, 1);
+        match action {
+            'C' | 'a' => self.set_row_col(row, col.saturating_add(n)),
+            'D' => self.set_row_col(row, col.saturating_sub(n)),
+            'G' | '`' => self.set_row_col(row, n - 1),
+            'K' => match param(params, 0, 0) {
+                0 => self.blank(self.cursor, end),
+                1 => self.blank(start, self.cursor + 1),
+                _ => self.blank(start, end),
+            },
+            'X' => self.blank(self.cursor, (self.cursor + n).min(end)),
+            'P' => {
+                let to = (self.cursor + n).min(end).min(self.cells.len());
+                if self.cursor < to {
+                    if self.cells[self.cursor..to].iter().any(|c| c.fresh && c.ch != ' ') {
+                        self.emit();
+                    }
+                    self.cells.drain(self.cursor..to);
+                    let row_end = end.saturating_sub(to - self.cursor);
+                    if row_end < self.cells.len() {
+                        for _ in 0..(to - self.cursor) {
+                            self.cells.insert(row_end, BLANK);
+                        }
+                    }
+                }
+            }
+            '@' => {
+                if self.cursor < self.cells.len() {
+                    let n = n.min(end - self.cursor);
+                    for _ in 0..n {
+                        self.cells.insert(self.cursor, BLANK);
+                    }
+                    if self.cells.len() > end {
+                        let lost = self.cells[end..(end + n).min(self.cells.len())]
+                            .iter()
+                            .any(|c| c.fresh && c.ch != ' ');
+                        if lost {
+                            self.emit();
+                        }
+                        let stop = (end + n).min(self.cells.len());
+                        self.cells.drain(end..stop);
+                    }
+                }
+            }
+            'J' => match param(params, 0, 0) {
+                0 => self.blank(self.cursor, usize::MAX),
+                1 => self.blank(0, self.cursor + 1),
+                _ => self.break_line(col),
+            },
+            'H' | 'f' => self.break_line(param(params, 1, 1) - 1),
+            'A' | 'B' | 'e' | 'd' | 'L' | 'M' | 'S' | 'T' => self.break_line(col),
+            'E' | 'F' | 'r' => self.break_line(0),
+            'u' => self.break_line(0),
+            _ => {}
+        }
+    }
+
+    fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
+        if !intermediates.is_empty() {
+            return;
+        }
+        match byte {
+            b'k' => self.in_title = true,
+            b'\\' => self.in_title = false,
+            _ if self.alt || self.in_title => {}
+            b'c' => {
+                self.break_line(0);
+                self.input = InputState::Output;
+            }
+            b'D' => {
+                let (_, col) = self.row_col();
+                self.break_line(col);
+            }
+            b'E' => self.break_line(0),
+            b'M' | b'8' => {
+                let (_, col) = self.row_col();
+                self.break_line(if byte == b'8' { 0 } else { col });
+            }
+            _ => {}
+        }
+    }
+
+    fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        if params.first() != Some(&&b"133"[..]) {
+            return;
+        }
+        self.osc133 = true;
+        match params.get(1).and_then(|p| p.first()) {
+            Some(b'A') => self.input = InputState::Prompt { until: None },
+            Some(b'B') => self.input = InputState::Input,
+            Some(b'C') | Some(b'D') => self.input = InputState::Output,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(width: usize) -> Entry {
+        Entry {
+            width,
+            row: String::new(),
+            cursor_x: 0,
+            alternate_on: false,
+            at_prompt: false,
+        }
+    }
+
+    fn texts(t: &mut LineTracker, partial: bool) -> Vec<String> {
+        t.take(partial).into_iter().map(|c| c.text).collect()
+    }
+
+    fn run(width: usize, chunks: &[&[u8]]) -> Vec<String> {
+        let mut t = LineTracker::new(&entry(width));
+        let now = Instant::now();
+        for c in chunks {
+            t.feed(c, now);
+        }
+        texts(&mut t, true)
+    }
+
+    #[test]
+    fn lines_and_partial_line() {
+        assert_eq!(run(80, &[b"one\r\ntwo\r\nthr", b"ee"]), ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn repeated_identical_lines_are_each_new() {
+        assert_eq!(run(80, &[b"ready\r\nready\r\n"]), ["ready", "ready"]);
+    }
+
+    #[test]
+    fn chunk_boundaries_inside_escapes_and_utf8() {
+        let s = "caf\u{e9} \x1b[31mred\x1b[0m\r\n".as_bytes();
+        for cut in 0..s.len() {
+            assert_eq!(run(80, &[&s[..cut], &s[cut..]]), ["caf\u{e9} red"], "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn overwritten_text_is_still_seen() {
+        assert_eq!(run(80, &[b"MARK\r    \r"]), ["MARK"]);
+        assert_eq!(run(80, &[b"MARK\r", b"done\r\n"]), ["MARK", "done"]);
+        assert_eq!(run(80, &[b"MARK\r\x1b[K"]), ["MARK"]);
+        assert_eq!(run(80, &[b"50%\r51%"]), ["50%", "51%"]);
+    }
+
+    #[test]
+    fn wrapped_rows_are_one_line() {
+        assert_eq!(run(4, &[b"abcdefghij\r\n"]), ["abcdefghij"]);
+        // \r returns to the start of the current row, not of the line.
+        assert_eq!(run(4, &[b"abcdefgh\rXY\r\n"]), ["abcdefgh", "abcdXYgh"]);
+    }
+
+    #[test]
+    fn clear_screen_keeps_going() {
+        assert_eq!(
+            run(80, &[b"before\x1b[H\x1b[2J\x1b[3Jafter\r\n"]),
+            ["before", "after"]
+        );
+    }
+
+    #[test]
+    fn echo_is_not_output_under_bracketed_paste() {
+        let mut t = LineTracker::new(&Entry {
+            width: 80,
+            row: "$ ".into(),
+            cursor_x: 2,
+            alternate_on: false,
+            at_prompt: true,
+        });
+        let t0 = Instant::now();
+        t.feed(b"sleep 1; echo MARK\r\n\x1b[?2004l\r", t0);
+        assert!(t.take(true).is_empty());
+        assert!(!t.saw_output());
+        t.feed(b"MARK\r\n\x1b[?2004h$ ", t0 + Duration::from_secs(1));
+        assert_eq!(texts(&mut t, true), ["MARK", "$"]);
+        // Typed later than the prompt window: echo again.
+        t.feed(b"echo again", t0 + Duration::from_secs(2));
+        assert!(t.take(true).is_empty());
+        t.feed(b"\r\n\x1b[?2004l\r", t0 + Duration::from_secs(2));
+        let c = t.take(true);
+        assert!(c.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn prompt_line_with_echo_reports_rendered_line() {
+        let mut t = LineTracker::new(&entry(80));
+        let t0 = Instant::now();
+        t.feed(b"\x1b[?2004h$ ", t0);
+        t.feed(b"ls", t0 + Duration::from_secs(1));
+        t.feed(b"\r\n\x1b[?2004l\r", t0 + Duration::from_secs(1));
+        let c = t.take(true);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].text, "$");
+        assert_eq!(c[0].line(), "$ ls");
+    }
+
+    #[test]
+    fn osc133_marks_input() {
+        let mut t = LineTracker::new(&entry(80));
+        let t0 = Instant::now();
+        t.feed(b"\x1b]133;A\x07$ \x1b]133;B\x07", t0);
+        t.feed(b"echo X", t0 + Duration::from_secs(5));
+        t.feed(b"\r\n\x1b]133;C\x07X\r\n", t0 + Duration::from_secs(5));
+        assert_eq!(texts(&mut t, true), ["$", "X"]);
+    }
+
+    #[test]
+    fn alternate_screen_is_not_matched() {
+        let mut t = LineTracker::new(&entry(80));
+        let now = Instant::now();
+        t.feed(b"\x1b[?1049hSECRET\r\n\x1b[?1049lafter\r\n", now);
+        assert_eq!(texts(&mut t, true), ["after"]);
+        assert!(t.saw_alternate());
+        assert!(!t.state.alt);
+    }
+
+    #[test]
+    fn entry_row_text_joins_new_text() {
+        let mut t = LineTracker::new(&Entry {
+            width: 80,
+            row: "Progress:".into(),
+            cursor_x: 9,
+            alternate_on: false,
+            at_prompt: false,
+        });
+        t.feed(b" DONE", Instant::now());
+        assert_eq!(texts(&mut t, true), ["Progress: DONE"]);
+    }
+
+    #[test]
+    fn old_text_alone_is_never_a_candidate() {
+        let mut t = LineTracker::new(&Entry {
+            width: 80,
+            row: "stale".into(),
+            cursor_x: 0,
+            alternate_on: false,
+            at_prompt: false,
+        });
+        t.feed(b"\r\n\r\n", Instant::now());
+        assert!(t.take(true).is_empty());
+    }
+
+    #[test]
+    fn wide_and_combining_characters() {
+        assert_eq!(run(80, &["日本 e\u{301}\r\n".as_bytes()]), ["日本 e\u{301}"]);
+        // A wide char in the last column wraps whole.
+        assert_eq!(run(3, &["ab日\r\n".as_bytes()]), ["ab 日"]);
+    }
+
+    #[test]
+    fn screen_title_sequence_is_not_text() {
+        assert_eq!(run(80, &[b"\x1bkvim\x1b\\hello\r\n"]), ["hello"]);
+    }
+
+    #[test]
+    fn endless_line_stays_bounded() {
+        let mut t = LineTracker::new(&entry(80));
+        let chunk = vec![b'x'; 64 * 1024];
+        for _ in 0..64 {
+            t.feed(&chunk, Instant::now());
+            t.take(true);
+        }
+        assert!(t.state.cells.len() <= MAX_CELLS + chunk.len());
+    }
+
+    #[test]
+    fn invalid_utf8_and_controls_are_safe() {
+        let out = run(80, &[b"a\xff\xfeb\x00\x07c\r\n"]);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].starts_with('a') && out[0].ends_with('c'));
+    }
+}

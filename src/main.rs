@@ -1,0 +1,18 @@
+//! tmux-wait: wait, from inside tmux, for text in a pane or for a tmux
+//! `wait-for` channel. `main` parses nothing itself: see `app::run`.
+
+mod app;
+mod cli;
+mod config;
+mod engine;
+mod error;
+mod matcher;
+mod report;
+mod signals;
+mod tmux;
+mod waits;
+
+fn main() {
+    let code = app::run(std::env::args_os().collect());
+    std::process::exit(code);
+}

@@ -1,0 +1,147 @@
+//! Which pattern hits which line: pure logic, no I/O.
+//!
+//! Rules (the seed's `wait_for_text`): patterns are literal unless `regex`,
+//! case-insensitive unless `match_case`; each line is matched on its own; the
+//! first pattern in list order that hits wins; within one batch of output a
+//! stop pattern beats a success pattern.
+
+use regex::{Regex, RegexBuilder};
+
+/// A compiled list of patterns, in the order the user gave them.
+#[derive(Debug, Clone)]
+pub struct PatternList {
+    regexes: Vec<Regex>,
+}
+
+/// The regex engine's limit on a compiled pattern; larger ones are refused
+/// with a clear error instead of using unbounded memory.
+const SIZE_LIMIT: usize = 64 * 1024 * 1024;
+
+impl PatternList {
+    /// Compile `patterns`. The error names the offending pattern's index.
+    pub fn new(
+        patterns: &[String],
+        regex: bool,
+        match_case: bool,
+        flag: &str,
+    ) -> Result<Self, String> {
+        let mut regexes = Vec::with_capacity(patterns.len());
+        for (i, p) in patterns.iter().enumerate() {
+            if p.is_empty() {
+                return Err(format!(
+                    "{flag} #{} is empty; it would match every line (omit --pattern to wait for any output)",
+                    i + 1
+                ));
+            }
+            let source = if regex { p.clone() } else { regex::escape(p) };
+            let re = RegexBuilder::new(&source)
+                .case_insensitive(!match_case)
+                .multi_line(false)
+                .size_limit(SIZE_LIMIT)
+                .build()
+                .map_err(|e| {
+                    let detail = e.to_string().replace('\n', " ");
+                    let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
+                    format!("{flag} #{} is not a valid regex: {detail}", i + 1)
+                })?;
+            regexes.push(re);
+        }
+        Ok(Self { regexes })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.regexes.is_empty()
+    }
+
+    /// The first pattern (in list order) that hits any of `lines`, and the
+    /// indexes of the lines it hits.
+    pub fn first_hit<S: AsRef<str>>(&self, lines: &[S]) -> Option<(usize, Vec<usize>)> {
+        self.regexes.iter().enumerate().find_map(|(i, re)| {
+            let hits: Vec<usize> = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| re.is_match(l.as_ref()))
+                .map(|(j, _)| j)
+                .collect();
+            (!hits.is_empty()).then_some((i, hits))
+        })
+    }
+}
+
+/// What a batch of new lines amounts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// A stop pattern hit: its index, and the lines it hit.
+    Stopped(usize, Vec<usize>),
+    /// A success pattern hit.
+    Matched(usize, Vec<usize>),
+}
+
+/// Judge one batch: stop patterns first, then success patterns.
+pub fn judge<S: AsRef<str>>(
+    patterns: &PatternList,
+    stops: &PatternList,
+    lines: &[S],
+) -> Option<Verdict> {
+    if let Some((i, hits)) = stops.first_hit(lines) {
+        return Some(Verdict::Stopped(i, hits));
+    }
+    patterns
+        .first_hit(lines)
+        .map(|(i, hits)| Verdict::Matched(i, hits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(p: &[&str], regex: bool, case: bool) -> PatternList {
+        let v: Vec<String> = p.iter().map(|s| s.to_string()).collect();
+        PatternList::new(&v, regex, case, "--pattern").unwrap()
+    }
+
+    #[test]
+    fn literal_by_default_and_case_insensitive() {
+        let l = list(&["a.b", "Ready"], false, false);
+        assert_eq!(l.first_hit(&["axb"]), None);
+        assert_eq!(l.first_hit(&["a.b"]), Some((0, vec![0])));
+        assert_eq!(l.first_hit(&["server READY"]), Some((1, vec![0])));
+        let l = list(&["Ready"], false, true);
+        assert_eq!(l.first_hit(&["READY"]), None);
+    }
+
+    #[test]
+    fn first_pattern_in_list_order_wins() {
+        let l = list(&["two", "one"], false, false);
+        assert_eq!(l.first_hit(&["one", "two"]), Some((0, vec![1])));
+    }
+
+    #[test]
+    fn regex_mode_and_anchors_per_line() {
+        let l = list(&["^done$"], true, false);
+        assert_eq!(l.first_hit(&["not done", "done"]), Some((0, vec![1])));
+    }
+
+    #[test]
+    fn stop_beats_success_in_the_same_batch() {
+        let p = list(&["ok"], false, false);
+        let s = list(&["error"], false, false);
+        assert_eq!(
+            judge(&p, &s, &["ok", "error: x"]),
+            Some(Verdict::Stopped(0, vec![1]))
+        );
+        assert_eq!(judge(&p, &s, &["ok"]), Some(Verdict::Matched(0, vec![0])));
+    }
+
+    #[test]
+    fn bad_patterns_are_clear_errors() {
+        let e = PatternList::new(&["(".into()], true, false, "--pattern").unwrap_err();
+        assert!(e.starts_with("--pattern #1 is not a valid regex"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = PatternList::new(&["".into()], false, false, "--stop").unwrap_err();
+        assert!(e.contains("--stop #1 is empty"));
+        // Shell and tmux syntax in a literal pattern is plain data.
+        let l = list(&["$(touch x); #{pane_id} '\""], false, false);
+        assert!(l.first_hit(&["$(touch x); #{pane_id} '\""]).is_some());
+    }
+}

@@ -1,0 +1,53 @@
+//! SIGINT, SIGTERM and SIGHUP become events, so a wait can clean up (end its
+//! tmux clients, reap children) and then exit with 128 + the signal number.
+//!
+//! One thread owns the signal iterator for the whole process; the current
+//! wait registers where events should go. A signal that arrives before any
+//! wait has registered is kept and delivered on registration.
+
+use crate::tmux::control::Event;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+static PENDING: AtomicI32 = AtomicI32::new(0);
+static ROUTE: Mutex<Option<Sender<Event>>> = Mutex::new(None);
+
+/// Start handling the signals. Call once, early in `main`.
+pub fn install() -> std::io::Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                PENDING.store(sig, Ordering::SeqCst);
+                if let Ok(route) = ROUTE.lock() {
+                    if let Some(tx) = route.as_ref() {
+                        let _ = tx.send(Event::Signal(sig));
+                    }
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// Deliver signals to `tx` from now on (and one that already arrived).
+pub fn route_to(tx: Sender<Event>) {
+    if let Ok(mut route) = ROUTE.lock() {
+        let sig = PENDING.load(Ordering::SeqCst);
+        if sig != 0 {
+            let _ = tx.send(Event::Signal(sig));
+        }
+        *route = Some(tx);
+    }
+}
+
+/// The signal that arrived, if any.
+pub fn pending() -> Option<i32> {
+    match PENDING.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}

@@ -1,0 +1,228 @@
+//! A tmux control-mode client (`tmux -C`) attached to one session.
+//!
+//! Its stdout is drained continuously on a dedicated thread: a control client
+//! that stops reading makes tmux stop reading the pane when it is the only
+//! client, which would stall the program we are watching. Messages are
+//! stamped with the time they were read and handed over a channel, which
+//! other event sources (signals) can feed too.
+//!
+//! Side effects of attaching, kept minimal: the client is `read-only` and
+//! `ignore-size` (tmux 3.2+; `-r` before), so it never types into panes nor
+//! changes window sizes; it still counts in `session_attached` and runs
+//! `client-attached`/`client-detached` hooks while it lives.
+
+use super::protocol::{Decoder, Message};
+use super::{classify_failure, Socket, Version};
+use crate::error::{Error, Kind, Result};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What wakes a waiter.
+#[derive(Debug)]
+pub enum Event {
+    /// A control-mode message and when it was read.
+    Control(Message, Instant),
+    /// The control client's stdout closed: it exited.
+    Eof,
+    /// A signal we handle (SIGINT, SIGTERM, SIGHUP) arrived.
+    Signal(i32),
+}
+
+pub struct ControlClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Event>,
+    tx: Sender<Event>,
+    reader: Option<JoinHandle<()>>,
+    stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<JoinHandle<()>>,
+}
+
+impl ControlClient {
+    /// Start `tmux -C attach-session -t SESSION` and wait for the attach to
+    /// be confirmed. `deadline` bounds the wait.
+    pub fn attach(
+        socket: &Socket,
+        session_id: &str,
+        version: Version,
+        deadline: Instant,
+    ) -> Result<Self> {
+        let mut cmd = socket.command();
+        cmd.arg("-C").arg("attach-session").arg("-t").arg(session_id);
+        if version.has_client_flags() {
+            cmd.arg("-f").arg("ignore-size,read-only");
+        } else {
+            cmd.arg("-r");
+        }
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Error::io("cannot start tmux control client", e))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr_pipe = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = mpsc::channel();
+        let reader_tx = tx.clone();
+        let reader = std::thread::Builder::new()
+            .name("tmux-control-reader".into())
+            .spawn(move || read_loop(stdout, reader_tx))
+            .map_err(|e| Error::io("cannot start reader thread", e))?;
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stderr_buf = Arc::clone(&stderr);
+        let stderr_reader = std::thread::Builder::new()
+            .name("tmux-control-stderr".into())
+            .spawn(move || {
+                let mut buf = Vec::new();
+                let _ = stderr_pipe.take(64 * 1024).read_to_end(&mut buf);
+                if let Ok(mut s) = stderr_buf.lock() {
+                    *s = String::from_utf8_lossy(&buf).into_owned();
+                }
+            })
+            .map_err(|e| Error::io("cannot start reader thread", e))?;
+        let mut client = ControlClient {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            tx,
+            reader: Some(reader),
+            stderr,
+            stderr_reader: Some(stderr_reader),
+        };
+        // The first reply is the attach-session command's own.
+        loop {
+            match client.recv(deadline) {
+                Some(Event::Control(Message::Reply { ok: true, .. }, _)) => return Ok(client),
+                Some(Event::Control(Message::Reply { ok: false, lines }, _)) => {
+                    return Err(classify_failure(&lines.join(" ")));
+                }
+                Some(Event::Control(..)) => continue,
+                Some(Event::Signal(sig)) => {
+                    return Err(Error::new(Kind::Interrupted(sig), "interrupted"));
+                }
+                Some(Event::Eof) => return Err(client.lost_error()),
+                None => {
+                    return Err(Error::new(
+                        Kind::Tmux,
+                        "tmux control client did not attach in time",
+                    ))
+                }
+            }
+        }
+    }
+
+    /// A sender into this client's event queue (for signal forwarding).
+    pub fn sender(&self) -> Sender<Event> {
+        self.tx.clone()
+    }
+
+    /// Send one command line. Callers quote every argument they did not
+    /// write themselves with `protocol::quote`.
+    pub fn send(&mut self, line: &str) -> Result<()> {
+        debug_assert!(!line.contains('\n'));
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| Error::new(Kind::Tmux, "control client closed"))?;
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        stdin
+            .write_all(&buf)
+            .and_then(|_| stdin.flush())
+            .map_err(|_| Error::new(Kind::ServerExited, "tmux control connection closed"))
+    }
+
+    /// The next event, or None when `deadline` passes first.
+    pub fn recv(&self, deadline: Instant) -> Option<Event> {
+        let now = Instant::now();
+        if deadline <= now {
+            return self.rx.try_recv().ok();
+        }
+        match self.rx.recv_timeout(deadline - now) {
+            Ok(e) => Some(e),
+            Err(RecvTimeoutError::Timeout) => None,
+            // Unreachable while `self.tx` lives; treat as EOF.
+            Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
+        }
+    }
+
+    /// An event that is already waiting, if any.
+    pub fn try_recv(&self) -> Option<Event> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Why the client went away, from its stderr if it said anything.
+    pub fn lost_error(&mut self) -> Error {
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = h.join();
+        }
+        let text = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        if text.trim().is_empty() {
+            Error::new(Kind::ServerExited, "the tmux control connection closed")
+        } else {
+            classify_failure(&text)
+        }
+    }
+
+    /// Detach cleanly: close stdin (tmux ends a control client on EOF), wait
+    /// a little for it to go, then kill it. Always reaps the child.
+    fn shutdown(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => {
+                    // Wait for the reader's EOF rather than spinning.
+                    let _ = self.rx.recv_timeout(Duration::from_millis(20));
+                }
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break;
+                }
+            }
+        }
+        if let Some(h) = self.reader.take() {
+            let _ = h.join();
+        }
+        if let Some(h) = self.stderr_reader.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>) {
+    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+    let mut decoder = Decoder::new();
+    let mut line = Vec::with_capacity(8192);
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let at = Instant::now();
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                if let Some(msg) = decoder.feed(&line) {
+                    if tx.send(Event::Control(msg, at)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+    let _ = tx.send(Event::Eof);
+}

@@ -1,0 +1,256 @@
+//! The one seam to tmux: which server, running commands against it, and the
+//! control-mode connection (in `control`). Knows processes and bytes, no
+//! wait logic.
+
+pub mod control;
+pub mod protocol;
+
+use crate::error::{Error, Kind, Result};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// Which tmux server to talk to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Socket {
+    /// tmux's default socket.
+    Default,
+    /// `-L NAME`.
+    Name(String),
+    /// `-S PATH`.
+    Path(PathBuf),
+}
+
+impl Socket {
+    /// From `-L`/`-S`; without them, the server in `$TMUX`, else the default.
+    pub fn resolve(name: Option<String>, path: Option<PathBuf>) -> Self {
+        if let Some(n) = name {
+            return Socket::Name(n);
+        }
+        if let Some(p) = path {
+            return Socket::Path(p);
+        }
+        match tmux_env_socket() {
+            Some(p) => Socket::Path(p),
+            None => Socket::Default,
+        }
+    }
+
+    /// True when this is the server whose pane `$TMUX_PANE` names.
+    pub fn is_current_server(&self) -> bool {
+        match (self, tmux_env_socket()) {
+            (Socket::Path(p), Some(env)) => *p == env,
+            _ => false,
+        }
+    }
+
+    pub fn args(&self) -> Vec<OsString> {
+        match self {
+            Socket::Default => vec![],
+            Socket::Name(n) => vec!["-L".into(), n.into()],
+            Socket::Path(p) => vec!["-S".into(), p.into()],
+        }
+    }
+
+    /// A `tmux` command for this server. `TMUX` and `TMUX_PANE` are removed
+    /// so that tmux resolves targets only from what we pass explicitly.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(tmux_binary());
+        c.args(self.args());
+        c.env_remove("TMUX").env_remove("TMUX_PANE");
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// Run one tmux command and return its stdout lines.
+    pub fn run<I, S>(&self, args: I) -> Result<Vec<String>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let out = self
+            .command()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| Error::io("cannot run tmux", e))?;
+        if out.status.success() {
+            let s = String::from_utf8_lossy(&out.stdout);
+            Ok(s.lines().map(str::to_owned).collect())
+        } else {
+            Err(classify_failure(&String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+}
+
+/// The tmux executable: `$TMUX_WAIT_TMUX` if set (for testing other
+/// versions), else `tmux` on PATH.
+pub fn tmux_binary() -> OsString {
+    std::env::var_os("TMUX_WAIT_TMUX")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "tmux".into())
+}
+
+fn tmux_env_socket() -> Option<PathBuf> {
+    let v = std::env::var("TMUX").ok()?;
+    let path = v.split(',').next()?;
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Map tmux's error text to an error kind.
+pub fn classify_failure(stderr: &str) -> Error {
+    let msg = stderr.trim().lines().next().unwrap_or("tmux failed").to_owned();
+    let kind = if msg.starts_with("no server running")
+        || msg.starts_with("error connecting to")
+        || msg.contains("server exited unexpectedly")
+    {
+        Kind::NoServer
+    } else if msg.starts_with("can't find pane")
+        || msg.starts_with("can't find window")
+        || msg.starts_with("can't find session")
+        || msg.starts_with("no current")
+        || msg.starts_with("no such")
+    {
+        Kind::NoPane
+    } else {
+        Kind::Tmux
+    };
+    Error::new(kind, format!("tmux: {msg}"))
+}
+
+/// A tmux version as `(major, minor)`; `3.3a` is `(3, 3)`, `next-3.4` is
+/// `(3, 4)`, `master` is taken as the newest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pub u32, pub u32);
+
+impl Version {
+    pub fn parse(s: &str) -> Version {
+        let s = s.trim();
+        let s = s.strip_prefix("tmux ").unwrap_or(s);
+        let s = s.strip_prefix("next-").unwrap_or(s);
+        let mut parts = s.split('.');
+        let major = parts.next().and_then(|p| p.parse().ok());
+        let minor = parts.next().map(|p| {
+            p.chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap_or(0)
+        });
+        match (major, minor) {
+            (Some(a), Some(b)) => Version(a, b),
+            (Some(a), None) => Version(a, 0),
+            _ => Version(u32::MAX, 0),
+        }
+    }
+
+    /// `attach -f` and `refresh-client -A` exist from 3.2.
+    pub fn has_client_flags(self) -> bool {
+        self >= Version(3, 2)
+    }
+}
+
+/// What the helper needs to know about the target pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneInfo {
+    pub pane_id: String,
+    pub session_id: String,
+    pub pane_pid: u32,
+    pub pane_dead: bool,
+    pub pane_tty: String,
+    pub version: Version,
+}
+
+/// The format `PaneInfo::parse` reads. Fields are TAB-separated and none can
+/// contain a TAB (ids, numbers, a tty path, a version).
+pub const PANE_INFO_FORMAT: &str =
+    "#{pane_id}\t#{session_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_tty}\t#{version}";
+
+impl PaneInfo {
+    pub fn parse(line: &str) -> Option<PaneInfo> {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 6 || !f[0].starts_with('%') || !f[1].starts_with('$') {
+            return None;
+        }
+        Some(PaneInfo {
+            pane_id: f[0].to_owned(),
+            session_id: f[1].to_owned(),
+            pane_pid: f[2].parse().ok()?,
+            pane_dead: f[3] == "1",
+            pane_tty: f[4].to_owned(),
+            version: Version::parse(f[5]),
+        })
+    }
+
+    /// The pane's number (`%12` is 12), as control mode names it.
+    pub fn number(&self) -> u32 {
+        self.pane_id[1..].parse().unwrap_or(u32::MAX)
+    }
+}
+
+/// Find the pane `target` names (or the one tmux would pick).
+pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
+    let mut args: Vec<String> = vec!["display-message".into(), "-p".into()];
+    let env_pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());
+    let target = match target {
+        Some(t) => Some(t.to_owned()),
+        None if socket.is_current_server() => env_pane,
+        None => None,
+    };
+    if let Some(t) = &target {
+        args.push("-t".into());
+        args.push(t.clone());
+    }
+    args.push(PANE_INFO_FORMAT.into());
+    let lines = socket.run(&args).map_err(|e| match (e.kind, &target) {
+        (Kind::NoPane, Some(t)) => Error::new(
+            Kind::NoPane,
+            format!("no pane matches target '{}' ({})", t.escape_debug(), e.message),
+        ),
+        _ => e,
+    })?;
+    lines
+        .first()
+        .and_then(|l| PaneInfo::parse(l))
+        .ok_or_else(|| {
+            Error::new(
+                Kind::NoPane,
+                "tmux named no pane (is there a session on this server?)",
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(Version::parse("3.3a"), Version(3, 3));
+        assert_eq!(Version::parse("tmux 3.2"), Version(3, 2));
+        assert_eq!(Version::parse("next-3.4"), Version(3, 4));
+        assert_eq!(Version::parse("2.9a"), Version(2, 9));
+        assert!(Version::parse("master").has_client_flags());
+        assert!(!Version::parse("3.1c").has_client_flags());
+    }
+
+    #[test]
+    fn pane_info() {
+        let p = PaneInfo::parse("%3\t$1\t123\t0\t/dev/pts/4\t3.3a").unwrap();
+        assert_eq!(p.number(), 3);
+        assert_eq!(p.session_id, "$1");
+        assert!(!p.pane_dead);
+        assert_eq!(PaneInfo::parse("garbage"), None);
+    }
+
+    #[test]
+    fn failures_are_classified() {
+        assert_eq!(
+            classify_failure("no server running on /tmp/x\n").kind,
+            Kind::NoServer
+        );
+        assert_eq!(classify_failure("can't find pane: %9").kind, Kind::NoPane);
+        assert_eq!(classify_failure("unknown command: x").kind, Kind::Tmux);
+    }
+}

@@ -1,0 +1,156 @@
+//! `tmux-wait channel` and `tmux-wait signal`: tmux `wait-for` channels with
+//! a real timeout and an honest answer.
+//!
+//! `tmux wait-for` exits 0 both when its channel is signalled and when the
+//! server shuts down (kill-server, last session gone), so success is checked
+//! against the server: same pid, same start time, still serving sessions.
+//!
+//! tmux keeps a killed `wait-for` client registered until the channel is next
+//! signalled (cmd-wait-for.c); that ghost takes the next signal if no live
+//! waiter is present, so that signal is not latched for a later waiter. A
+//! timed-out wait leaves such a ghost; the README says what follows.
+
+use crate::error::{Error, Kind, Result};
+use crate::report::{seconds, ChannelOutcome, ChannelResult};
+use crate::signals;
+use crate::tmux::control::Event;
+use crate::tmux::{classify_failure, Socket};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::Pid;
+use std::io::Read;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const IDENTITY_FORMAT: &str = "#{pid}\t#{start_time}\t#{session_id}\t#{exit-empty}";
+
+/// Which server answered, and whether it is still serving.
+#[derive(Debug, PartialEq, Eq)]
+struct Identity {
+    pid: String,
+    start_time: String,
+    serving: bool,
+}
+
+fn identity(socket: &Socket) -> Result<Identity> {
+    let lines = socket.run(["display-message", "-p", IDENTITY_FORMAT])?;
+    let line = lines.first().cloned().unwrap_or_default();
+    let f: Vec<&str> = line.split('\t').collect();
+    if f.len() != 4 {
+        return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+    }
+    Ok(Identity {
+        pid: f[0].to_owned(),
+        start_time: f[1].to_owned(),
+        // With exit-empty on, a server with no session is shutting down and
+        // has flushed its waiters; with it off, no flush happens.
+        serving: !f[2].is_empty() || f[3] != "1",
+    })
+}
+
+pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelResult> {
+    let start = Instant::now();
+    let before = identity(socket)?;
+    let mut child = socket
+        .command()
+        .arg("wait-for")
+        .arg(name)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::io("cannot run tmux wait-for", e))?;
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let (tx, rx) = mpsc::channel::<Event>();
+    signals::route_to(tx.clone());
+    let (done_tx, done_rx) = mpsc::channel::<Option<i32>>();
+    let reaper = std::thread::spawn(move || {
+        let code = match waitpid(pid, None) {
+            Ok(WaitStatus::Exited(_, c)) => Some(c),
+            _ => None,
+        };
+        let _ = done_tx.send(code);
+        // Wake the main loop.
+        let _ = tx.send(Event::Eof);
+    });
+    let deadline = start + timeout;
+    let mut stop: Option<Result<ChannelResult>> = None;
+    let code = loop {
+        if let Ok(code) = done_rx.try_recv() {
+            break code;
+        }
+        if stop.is_some() {
+            // Ending the child: wait for the reaper (bounded by the kill).
+            match done_rx.recv_timeout(Duration::from_secs(2)) {
+                Ok(c) => break c,
+                Err(_) => {
+                    let _ = kill(pid, Signal::SIGKILL);
+                    break done_rx.recv().ok().flatten();
+                }
+            }
+        }
+        let now = Instant::now();
+        let ev = if now >= deadline {
+            None
+        } else {
+            rx.recv_timeout(deadline - now).ok()
+        };
+        match ev {
+            Some(Event::Signal(sig)) => {
+                stop = Some(Err(Error::new(Kind::Interrupted(sig), "interrupted")));
+                let _ = kill(pid, Signal::SIGTERM);
+            }
+            Some(_) => {}
+            None if Instant::now() >= deadline => {
+                stop = Some(Ok(ChannelResult {
+                    channel: name.to_owned(),
+                    outcome: ChannelOutcome::Timeout,
+                    elapsed_seconds: seconds(start.elapsed()),
+                    effective_timeout: seconds(timeout),
+                }));
+                let _ = kill(pid, Signal::SIGTERM);
+            }
+            None => {}
+        }
+    };
+    let _ = reaper.join();
+    // std's Child was reaped by the thread; forget it without waiting.
+    drop(child);
+    if let Some(r) = stop {
+        return r;
+    }
+    let elapsed = start.elapsed();
+    let mut err = String::new();
+    let _ = stderr.read_to_string(&mut err);
+    match code {
+        Some(0) => {}
+        _ if err.contains("server exited") || err.contains("lost server") => {
+            return Err(server_exited());
+        }
+        _ => return Err(classify_failure(&err)),
+    }
+    match identity(socket) {
+        Ok(after) if after == before && after.serving => Ok(ChannelResult {
+            channel: name.to_owned(),
+            outcome: ChannelOutcome::Signalled,
+            elapsed_seconds: seconds(elapsed),
+            effective_timeout: seconds(timeout),
+        }),
+        Ok(_) => Err(server_exited()),
+        Err(e) if e.kind == Kind::NoServer => Err(server_exited()),
+        Err(e) => Err(e),
+    }
+}
+
+fn server_exited() -> Error {
+    Error::new(
+        Kind::ServerExited,
+        "the tmux server exited during the wait (tmux wait-for returns as if signalled; it was not)",
+    )
+}
+
+/// Signal a channel: wakes every waiter, or is latched once if none waits.
+pub fn signal(socket: &Socket, name: &str) -> Result<()> {
+    socket.run(["wait-for", "-S", name]).map(|_| ())
+}

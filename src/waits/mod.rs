@@ -1,0 +1,5 @@
+//! One module per capability: drive an engine, ask the matcher, decide the
+//! outcome, honour timeouts and interruption.
+
+pub mod channel;
+pub mod text;

@@ -1,0 +1,108 @@
+//! `tmux-wait text`: wait for new output in a pane to match.
+
+use crate::engine::control::ControlSource;
+use crate::engine::poll::PollSource;
+use crate::engine::{EngineKind, PaneSource, Setup};
+use crate::error::{Kind, Result};
+use crate::matcher::{judge, PatternList, Verdict};
+use crate::report::{bound_lines, seconds, Outcome, TextResult};
+use crate::tmux::{resolve_pane, Socket};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// A validated text wait.
+#[derive(Debug, Clone)]
+pub struct TextRequest {
+    pub socket: Socket,
+    pub target: Option<String>,
+    pub patterns: PatternList,
+    pub stops: PatternList,
+    /// Already clamped by the ceiling.
+    pub timeout: Duration,
+    pub engine: EngineKind,
+    pub interval: Duration,
+    pub ready: Option<String>,
+}
+
+/// Setting up (attach, baseline) may take this long even when the timeout
+/// is shorter; the wait itself then ends at once.
+const SETUP_TIME: Duration = Duration::from_secs(10);
+
+pub fn run(req: &TextRequest) -> Result<TextResult> {
+    let start = Instant::now();
+    let deadline = start + req.timeout;
+    let pane = resolve_pane(&req.socket, req.target.as_deref())?;
+    let setup = Setup {
+        interval: req.interval,
+        ready: req.ready.clone(),
+        deadline: deadline.max(start + SETUP_TIME),
+    };
+    let mut src: Box<dyn PaneSource> = match req.engine {
+        EngineKind::Control => Box::new(ControlSource::open(&req.socket, &pane, &setup)?),
+        EngineKind::Poll => Box::new(PollSource::open(&req.socket, &pane, &setup)?),
+        EngineKind::Auto => match ControlSource::open(&req.socket, &pane, &setup) {
+            Ok(s) => Box::new(s),
+            // Control mode refused (an old or odd server): poll instead.
+            Err(e) if e.kind == Kind::Tmux => Box::new(PollSource::open(&req.socket, &pane, &setup)?),
+            Err(e) => return Err(e),
+        },
+    };
+    let at_entry = !req.patterns.is_empty() && req.patterns.first_hit(src.entry_lines()).is_some();
+
+    // Recent new lines, the tail's fallback when the pane is gone at the end.
+    let mut recent: VecDeque<String> = VecDeque::new();
+    let (outcome, index, matched) = loop {
+        let Some(batch) = src.next_batch(deadline)? else {
+            let o = if src.saw_alternate() {
+                Outcome::AlternateScreen
+            } else {
+                Outcome::Timeout
+            };
+            break (o, None, Vec::new());
+        };
+        let texts: Vec<&str> = batch.iter().map(|c| c.text.as_str()).collect();
+        let lines = |hits: &[usize]| -> Vec<String> {
+            hits.iter().map(|&i| batch[i].line().to_owned()).collect()
+        };
+        match judge(&req.patterns, &req.stops, &texts) {
+            Some(Verdict::Stopped(i, hits)) => break (Outcome::Stopped, Some(i), lines(&hits)),
+            Some(Verdict::Matched(i, hits)) => break (Outcome::Matched, Some(i), lines(&hits)),
+            None if req.patterns.is_empty() && src.saw_output() => {
+                let all: Vec<usize> = (0..batch.len()).collect();
+                break (Outcome::AnyOutput, None, lines(&all));
+            }
+            None => {}
+        }
+        for c in &batch {
+            if recent.len() == crate::report::MAX_LINES {
+                recent.pop_front();
+            }
+            recent.push_back(c.line().to_owned());
+        }
+    };
+    let elapsed = start.elapsed();
+    let found = matches!(outcome, Outcome::Matched | Outcome::AnyOutput);
+    let tail = match src.finish() {
+        Ok(f) => f.tail,
+        // The verdict came from output written before the pane went away;
+        // it stands, and the tail is what we saw of it.
+        Err(e) if e.kind == Kind::PaneDied && outcome != Outcome::Timeout => {
+            recent.extend(matched.iter().cloned());
+            recent.into_iter().collect()
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(TextResult {
+        found,
+        outcome,
+        matched_index: index,
+        matched_lines: bound_lines(matched, false),
+        tail: bound_lines(tail, true),
+        saw_new_output: src.saw_output(),
+        matched_at_entry: at_entry && !found,
+        alternate_screen: src.saw_alternate(),
+        pane_id: pane.pane_id,
+        elapsed_seconds: seconds(elapsed),
+        effective_timeout: seconds(req.timeout),
+    })
+}
