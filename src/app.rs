@@ -4,7 +4,7 @@
 use crate::cli::{ChannelArgs, Cli, Command, Engine, TextArgs};
 use crate::config::{ceiling_from_env, effective_timeout, parse_duration, validate_channel};
 use crate::engine::EngineKind;
-use crate::error::{exit, Error, Kind, Result};
+use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::report::error_json;
 use crate::tmux::Socket;
@@ -23,7 +23,10 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind as E;
-            if matches!(e.kind(), E::DisplayHelp | E::DisplayVersion | E::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                E::DisplayHelp | E::DisplayVersion | E::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
                 return if e.kind() == E::DisplayHelpOnMissingArgumentOrSubcommand {
                     exit::ERROR
@@ -37,7 +40,10 @@ pub fn run(args: Vec<OsString>) -> i32 {
                 .next()
                 .unwrap_or("invalid arguments")
                 .trim_start_matches("error: ");
-            return fail(&Error::usage(format!("{first} (see tmux-wait --help)")), json);
+            return fail(
+                &Error::usage(format!("{first} (see tmux-wait --help)")),
+                json,
+            );
         }
     };
     if let Err(e) = crate::signals::install() {
@@ -127,7 +133,10 @@ fn validate_target(t: &str) -> Result<()> {
     if t.is_empty() || t.len() > 1024 || t.chars().any(char::is_control) {
         return Err(Error::new(
             Kind::NoPane,
-            format!("invalid target '{}'", t.chars().take(40).collect::<String>().escape_debug()),
+            format!(
+                "invalid target '{}'",
+                t.chars().take(40).collect::<String>().escape_debug()
+            ),
         ));
     }
     Ok(())

@@ -30,7 +30,12 @@ With --json, one JSON object is printed on stdout, errors included:
 )]
 pub struct Cli {
     /// tmux socket name, as tmux -L (default: the server in $TMUX, else tmux's default)
-    #[arg(short = 'L', global = true, value_name = "SOCKET_NAME", conflicts_with = "socket_path")]
+    #[arg(
+        short = 'L',
+        global = true,
+        value_name = "SOCKET_NAME",
+        conflicts_with = "socket_path"
+    )]
     pub socket_name: Option<String>,
 
     /// tmux socket path, as tmux -S

@@ -26,8 +26,17 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
     } else {
         (t, 1.0)
     };
-    let bad = || format!("'{}' is not a duration (try 2.5, 500ms, 2m or 1h)", s.escape_debug());
-    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+' || b == b'e' || b == b'E') {
+    let bad = || {
+        format!(
+            "'{}' is not a duration (try 2.5, 500ms, 2m or 1h)",
+            s.escape_debug()
+        )
+    };
+    if num.is_empty()
+        || !num.bytes().all(|b| {
+            b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'+' || b == b'e' || b == b'E'
+        })
+    {
         return Err(bad());
     }
     let v: f64 = num.parse().map_err(|_| bad())?;
@@ -39,7 +48,10 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
         return Err(format!("'{}' must be greater than zero", s.escape_debug()));
     }
     if secs > MAX_DURATION_SECS {
-        return Err(format!("'{}' is too long (at most {MAX_DURATION_SECS:e} s)", s.escape_debug()));
+        return Err(format!(
+            "'{}' is too long (at most {MAX_DURATION_SECS:e} s)",
+            s.escape_debug()
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -109,24 +121,51 @@ mod tests {
         ] {
             assert!(parse_duration(s).is_err(), "{s:?} accepted");
         }
-        assert!(parse_duration("nan").unwrap_err().contains("not a duration"));
+        assert!(
+            parse_duration("nan")
+                .unwrap_err()
+                .contains("not a duration")
+        );
         assert!(parse_duration("1e400").unwrap_err().contains("finite"));
-        assert!(parse_duration("-1").unwrap_err().contains("greater than zero"));
+        assert!(
+            parse_duration("-1")
+                .unwrap_err()
+                .contains("greater than zero")
+        );
     }
 
     #[test]
     fn ceiling_clamps() {
         let c = Some(Duration::from_secs(5));
-        assert_eq!(effective_timeout(Duration::from_secs(8), c), Duration::from_secs(5));
-        assert_eq!(effective_timeout(Duration::from_secs(2), c), Duration::from_secs(2));
-        assert_eq!(effective_timeout(Duration::from_secs(8), None), Duration::from_secs(8));
+        assert_eq!(
+            effective_timeout(Duration::from_secs(8), c),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            effective_timeout(Duration::from_secs(2), c),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            effective_timeout(Duration::from_secs(8), None),
+            Duration::from_secs(8)
+        );
     }
 
     #[test]
     fn channel_names() {
         assert!(validate_channel("build.done:1-a_b").is_ok());
         assert!(validate_channel(&"a".repeat(128)).is_ok());
-        for bad in ["", "a b", "a;b", "$(x)", "#{x}", "a'b", "a\nb", &"a".repeat(129), "é"] {
+        for bad in [
+            "",
+            "a b",
+            "a;b",
+            "$(x)",
+            "#{x}",
+            "a'b",
+            "a\nb",
+            &"a".repeat(129),
+            "é",
+        ] {
             assert!(validate_channel(bad).is_err(), "{bad:?}");
         }
     }

@@ -219,9 +219,17 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "alternate_screen", "effective_timeout", "elapsed_seconds", "found",
-                "matched_at_entry", "matched_index", "matched_lines", "outcome", "pane_id",
-                "saw_new_output", "tail"
+                "alternate_screen",
+                "effective_timeout",
+                "elapsed_seconds",
+                "found",
+                "matched_at_entry",
+                "matched_index",
+                "matched_lines",
+                "outcome",
+                "pane_id",
+                "saw_new_output",
+                "tail"
             ]
         );
         assert_eq!(v["outcome"], "any_output");

@@ -8,9 +8,9 @@
 use crate::tmux::control::Event;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
 
 static PENDING: AtomicI32 = AtomicI32::new(0);
 static ROUTE: Mutex<Option<Sender<Event>>> = Mutex::new(None);

@@ -9,11 +9,11 @@
 
 use super::shell::line_editor_active;
 use super::vt::{Entry, LineTracker};
-use super::{fields, trim_rows, Candidate, Final, PaneSource, Setup};
+use super::{Candidate, Final, PaneSource, Setup, pane_fields, trim_rows};
 use crate::error::{Error, Kind, Result};
 use crate::signals;
 use crate::tmux::control::{ControlClient, Event};
-use crate::tmux::protocol::{quote, Message};
+use crate::tmux::protocol::{Message, quote};
 use crate::tmux::{PaneInfo, Socket};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -27,9 +27,10 @@ const MAX_EVENTS_PER_BATCH: usize = 512;
 /// How far back `tail` may reach, in rows, whatever the scrollback holds.
 const TAIL_ROWS: i64 = 64;
 
-const ENTRY_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{window_id}";
-const CHECK_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{window_id}";
-const FINAL_FORMAT: &str = "#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
+const ENTRY_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{window_id}";
+const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{window_id}";
+const FINAL_FORMAT: &str =
+    "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
 const RELINK_FORMAT: &str = "#{session_id}\t#{window_id}";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,12 +57,13 @@ pub struct ControlSource {
     wanted: Option<(bool, Vec<String>)>,
     next_check: Instant,
     output_seen: bool,
+    /// False once a verdict is reached: later output is not judged.
+    streaming: bool,
 }
 
 impl ControlSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
-        let client =
-            ControlClient::attach(socket, &pane.session_id, pane.version, setup.deadline)?;
+        let client = ControlClient::attach(socket, &pane.session_id, pane.version, setup.deadline)?;
         signals::route_to(client.sender());
         let mut me = ControlSource {
             client,
@@ -76,18 +78,28 @@ impl ControlSource {
             wanted: None,
             next_check: Instant::now() + CHECK_EVERY,
             output_seen: false,
+            streaming: false,
         };
         let t = quote(&pane.pane_id);
         // Sent together, run together: no pane output is parsed in between.
-        me.send(&format!("display-message -p -t {t} {}", quote(ENTRY_FORMAT)), Purpose::Wanted)?;
+        me.send(
+            &format!("display-message -p -t {t} {}", quote(ENTRY_FORMAT)),
+            Purpose::Wanted,
+        )?;
         me.send(&format!("capture-pane -p -t {t}"), Purpose::Wanted)?;
         me.send(&format!("capture-pane -p -J -t {t}"), Purpose::Wanted)?;
         let info = me.wait_reply(setup.deadline)?;
         let rows = me.wait_reply(setup.deadline)?;
         let joined = me.wait_reply(setup.deadline)?;
-        let f = fields(info.first().map(String::as_str).unwrap_or(""));
+        let (id, f) = pane_fields(&info);
+        if id != pane.pane_id {
+            return Err(me.closed());
+        }
         if f.len() != 8 {
-            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+            return Err(Error::new(
+                Kind::Tmux,
+                "unexpected reply to display-message",
+            ));
         }
         if f[1] == 1 {
             return Err(Error::new(
@@ -96,7 +108,14 @@ impl ControlSource {
             ));
         }
         me.pane.pane_pid = u32::try_from(f[0]).unwrap_or(0);
-        me.window_id = info[0].rsplit('\t').next().unwrap_or("").to_owned();
+        me.window_id = info
+            .first()
+            .map(String::as_str)
+            .unwrap_or("")
+            .rsplit('\t')
+            .next()
+            .unwrap_or("")
+            .to_owned();
         let (width, cursor_x, cursor_y) = (f[2].max(1), f[3].max(0), f[4].max(0));
         me.entry_abs = f[6].max(0) + cursor_y;
         let entry_row = rows
@@ -111,6 +130,7 @@ impl ControlSource {
             alternate_on: f[5] == 1,
             at_prompt: line_editor_active(me.pane.pane_pid, &pane.pane_tty),
         }));
+        me.streaming = true;
         if pane.version.has_client_flags() {
             let sid = quote(&pane.session_id);
             me.send(
@@ -151,7 +171,7 @@ impl ControlSource {
     fn handle(&mut self, ev: Event) -> Result<()> {
         match ev {
             Event::Control(Message::Output { pane, data }, at) => {
-                if pane == self.pane_num {
+                if pane == self.pane_num && self.streaming {
                     if let Some(t) = &mut self.tracker {
                         t.feed(&data, at);
                         self.output_seen = true;
@@ -178,7 +198,10 @@ impl ControlSource {
                         if let (Some(sid), Some(wid)) = (it.next(), it.next()) {
                             if sid.starts_with('$') {
                                 self.window_id = wid.to_owned();
-                                self.send(&format!("switch-client -t {}", quote(sid)), Purpose::Ignore)?;
+                                self.send(
+                                    &format!("switch-client -t {}", quote(sid)),
+                                    Purpose::Ignore,
+                                )?;
                             }
                         }
                     }
@@ -208,8 +231,11 @@ impl ControlSource {
                 }
                 self.next_check = Instant::now();
             }
-            "%layout-change" | "%session-changed" | "%sessions-changed"
-            | "%window-pane-changed" | "%unlinked-window-add" => {
+            "%layout-change"
+            | "%session-changed"
+            | "%sessions-changed"
+            | "%window-pane-changed"
+            | "%unlinked-window-add" => {
                 self.next_check = Instant::now();
             }
             _ => {}
@@ -229,21 +255,30 @@ impl ControlSource {
 
     fn on_check(&mut self, ok: bool, lines: &[String]) -> Result<()> {
         if !ok {
-            return Err(Error::new(
-                Kind::PaneDied,
-                format!("pane {} was closed during the wait", self.pane.pane_id),
-            ));
+            return Err(self.closed());
         }
-        let f = fields(lines.first().map(String::as_str).unwrap_or(""));
-        self.verify(&f)?;
+        let f = self.verify(lines)?;
         if let (Some(t), Some(&w)) = (&mut self.tracker, f.get(2)) {
             t.set_width(usize::try_from(w.max(1)).unwrap_or(80));
         }
         Ok(())
     }
 
-    /// `f[0]` is pane_pid, `f[1]` pane_dead.
-    fn verify(&self, f: &[i64]) -> Result<()> {
+    fn closed(&self) -> Error {
+        Error::new(
+            Kind::PaneDied,
+            format!("pane {} was closed during the wait", self.pane.pane_id),
+        )
+    }
+
+    /// Check a reply that starts `#{pane_id}\t#{pane_pid}\t#{pane_dead}`
+    /// (display-message falls back to another pane when ours is gone, so
+    /// the id is compared too); returns the numeric fields.
+    fn verify(&self, lines: &[String]) -> Result<Vec<i64>> {
+        let (id, f) = pane_fields(lines);
+        if id != self.pane.pane_id {
+            return Err(self.closed());
+        }
         if f.len() < 2 {
             return Err(Error::new(Kind::Tmux, "unexpected reply from tmux"));
         }
@@ -256,10 +291,13 @@ impl ControlSource {
         if f[1] == 1 {
             return Err(Error::new(
                 Kind::PaneDied,
-                format!("pane {}'s program exited during the wait", self.pane.pane_id),
+                format!(
+                    "pane {}'s program exited during the wait",
+                    self.pane.pane_id
+                ),
             ));
         }
-        Ok(())
+        Ok(f)
     }
 
     /// The control connection went away: find out why.
@@ -267,7 +305,7 @@ impl ControlSource {
         if let Some(sig) = signals::pending() {
             return Error::new(Kind::Interrupted(sig), "interrupted");
         }
-        let fmt = "#{pane_pid}\t#{pane_dead}";
+        let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
         match self
             .socket
             .run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
@@ -275,21 +313,15 @@ impl ControlSource {
             Err(e) if e.kind == Kind::NoServer => {
                 Error::new(Kind::ServerExited, "the tmux server exited during the wait")
             }
-            Err(e) if e.kind == Kind::NoPane => Error::new(
-                Kind::PaneDied,
-                format!("pane {} was closed during the wait", self.pane.pane_id),
-            ),
+            Err(e) if e.kind == Kind::NoPane => self.closed(),
             Err(e) => e,
-            Ok(lines) => {
-                let f = fields(lines.first().map(String::as_str).unwrap_or(""));
-                match self.verify(&f) {
-                    Err(e) => e,
-                    Ok(()) => Error::new(
-                        Kind::Tmux,
-                        "the tmux control client was detached during the wait",
-                    ),
-                }
-            }
+            Ok(lines) => match self.verify(&lines) {
+                Err(e) => e,
+                Ok(_) => Error::new(
+                    Kind::Tmux,
+                    "the tmux control client was detached during the wait",
+                ),
+            },
         }
     }
 }
@@ -332,29 +364,31 @@ impl PaneSource for ControlSource {
     }
 
     fn saw_alternate(&self) -> bool {
-        self.tracker.as_ref().is_some_and(LineTracker::saw_alternate)
+        self.tracker
+            .as_ref()
+            .is_some_and(LineTracker::saw_alternate)
     }
 
     fn finish(&mut self) -> Result<Final> {
         // Stop feeding; what comes now is after the verdict.
-        self.tracker = None;
+        self.streaming = false;
         let deadline = Instant::now() + Duration::from_secs(5);
         let t = quote(&self.pane.pane_id);
-        self.send(&format!("display-message -p -t {t} {}", quote(FINAL_FORMAT)), Purpose::Wanted)?;
+        self.send(
+            &format!("display-message -p -t {t} {}", quote(FINAL_FORMAT)),
+            Purpose::Wanted,
+        )?;
         let reply = match self.wait_reply(deadline) {
             Ok(r) => r,
-            Err(e) if e.kind == Kind::NoPane => {
-                return Err(Error::new(
-                    Kind::PaneDied,
-                    format!("pane {} was closed during the wait", self.pane.pane_id),
-                ))
-            }
+            Err(e) if e.kind == Kind::NoPane => return Err(self.closed()),
             Err(e) => return Err(e),
         };
-        let f = fields(reply.first().map(String::as_str).unwrap_or(""));
-        self.verify(&f)?;
+        let f = self.verify(&reply)?;
         if f.len() < 5 {
-            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+            return Err(Error::new(
+                Kind::Tmux,
+                "unexpected reply to display-message",
+            ));
         }
         let (history, cursor_y, height) = (f[2].max(0), f[3].max(0), f[4].max(1));
         let start = (self.entry_abs - history)

@@ -55,10 +55,7 @@ pub trait PaneSource {
 
 /// Rows of a capture with trailing blanks dropped, each right-trimmed.
 pub fn trim_rows(rows: Vec<String>) -> Vec<String> {
-    let mut rows: Vec<String> = rows
-        .into_iter()
-        .map(|r| r.trim_end().to_owned())
-        .collect();
+    let mut rows: Vec<String> = rows.into_iter().map(|r| r.trim_end().to_owned()).collect();
     while rows.last().is_some_and(|r| r.is_empty()) {
         rows.pop();
     }
@@ -67,5 +64,17 @@ pub fn trim_rows(rows: Vec<String>) -> Vec<String> {
 
 /// Parse TAB-separated numeric fields of a format reply.
 pub fn fields(line: &str) -> Vec<i64> {
-    line.split('\t').map(|f| f.trim().parse().unwrap_or(-1)).collect()
+    line.split('\t')
+        .map(|f| f.trim().parse().unwrap_or(-1))
+        .collect()
+}
+
+/// Split a reply whose format starts with `#{pane_id}`: the id and the
+/// numeric fields after it.
+pub fn pane_fields(lines: &[String]) -> (String, Vec<i64>) {
+    let line = lines.first().map(String::as_str).unwrap_or("");
+    match line.split_once('\t') {
+        Some((id, rest)) => (id.to_owned(), fields(rest)),
+        None => (line.to_owned(), Vec::new()),
+    }
 }

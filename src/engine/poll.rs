@@ -8,7 +8,7 @@
 //! is missed, typed echo is not told apart, and rows are matched one by one
 //! (a marker split across a wrap is not joined).
 
-use super::{fields, trim_rows, Candidate, Final, PaneSource, Setup};
+use super::{Candidate, Final, PaneSource, Setup, pane_fields, trim_rows};
 use crate::error::{Error, Kind, Result};
 use crate::signals;
 use crate::tmux::control::Event;
@@ -16,8 +16,7 @@ use crate::tmux::{PaneInfo, Socket};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-const STATE_FORMAT: &str =
-    "#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
+const STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
 
 struct PaneState {
     pid: i64,
@@ -79,16 +78,31 @@ impl PollSource {
     fn state(&self) -> Result<PaneState> {
         let lines = self
             .socket
-            .run(["display-message", "-p", "-t", &self.pane.pane_id, STATE_FORMAT])
+            .run([
+                "display-message",
+                "-p",
+                "-t",
+                &self.pane.pane_id,
+                STATE_FORMAT,
+            ])
             .map_err(|e| self.classify(e))?;
-        let f = fields(lines.first().map(String::as_str).unwrap_or(""));
+        let (id, f) = pane_fields(&lines);
+        if id != self.pane.pane_id {
+            return Err(self.classify(Error::new(Kind::NoPane, "gone")));
+        }
         if f.len() != 6 {
-            return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+            return Err(Error::new(
+                Kind::Tmux,
+                "unexpected reply to display-message",
+            ));
         }
         if f[1] == 1 {
             return Err(Error::new(
                 Kind::PaneDied,
-                format!("pane {}'s program exited during the wait", self.pane.pane_id),
+                format!(
+                    "pane {}'s program exited during the wait",
+                    self.pane.pane_id
+                ),
             ));
         }
         Ok(PaneState {
@@ -102,7 +116,9 @@ impl PollSource {
 
     fn classify(&self, e: Error) -> Error {
         match e.kind {
-            Kind::NoServer => Error::new(Kind::ServerExited, "the tmux server exited during the wait"),
+            Kind::NoServer => {
+                Error::new(Kind::ServerExited, "the tmux server exited during the wait")
+            }
             Kind::NoPane => Error::new(
                 Kind::PaneDied,
                 format!("pane {} was closed during the wait", self.pane.pane_id),
@@ -113,7 +129,16 @@ impl PollSource {
 
     fn capture(&self, start: i64, end: i64, join: bool) -> Result<Vec<String>> {
         let (s, e) = (start.to_string(), end.to_string());
-        let mut args = vec!["capture-pane", "-p", "-t", &self.pane.pane_id, "-S", &s, "-E", &e];
+        let mut args = vec![
+            "capture-pane",
+            "-p",
+            "-t",
+            &self.pane.pane_id,
+            "-S",
+            &s,
+            "-E",
+            &e,
+        ];
         if join {
             args.push("-J");
         }
@@ -152,7 +177,11 @@ impl PollSource {
             // Compare the visible screen with what we last saw at the bottom.
             let rows = self.capture(0, s.height - 1, false)?;
             let old_tail: Vec<&String> = self.known.iter().rev().take(rows.len()).collect();
-            for (i, row) in rows.iter().enumerate().take(usize::try_from(s.cursor_y + 1).unwrap_or(0)) {
+            for (i, row) in rows
+                .iter()
+                .enumerate()
+                .take(usize::try_from(s.cursor_y + 1).unwrap_or(0))
+            {
                 let before = old_tail.get(rows.len() - 1 - i).map(|s| s.as_str());
                 if before != Some(row.as_str()) && !row.trim().is_empty() {
                     new.push(row.clone());
@@ -164,10 +193,14 @@ impl PollSource {
             let start = (self.base - s.history).max(-s.history);
             let rows = self.capture(start, s.height - 1, false)?;
             let skip = usize::try_from((start + s.history) - self.base).unwrap_or(0);
-            let cursor_row = usize::try_from(s.history + s.cursor_y - (start + s.history)).unwrap_or(0);
+            let cursor_row =
+                usize::try_from(s.history + s.cursor_y - (start + s.history)).unwrap_or(0);
             for (i, row) in rows.iter().enumerate() {
                 let before = self.known.get(i + skip).map(String::as_str);
-                if before != Some(row.as_str()) && (i <= cursor_row || before.is_some()) && !row.trim().is_empty() {
+                if before != Some(row.as_str())
+                    && (i <= cursor_row || before.is_some())
+                    && !row.trim().is_empty()
+                {
                     new.push(row.clone());
                 }
             }

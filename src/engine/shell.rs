@@ -6,7 +6,7 @@
 //! zle and fish set only while editing a line. When so, text written before
 //! the line is accepted is the echo of typed keys.
 
-use nix::sys::termios::{tcgetattr, LocalFlags};
+use nix::sys::termios::{LocalFlags, tcgetattr};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -40,7 +40,10 @@ fn raw_mode(tty: &str) -> Option<bool> {
         .open(tty)
         .ok()?;
     let t = tcgetattr(&f).ok()?;
-    Some(!t.local_flags.intersects(LocalFlags::ICANON | LocalFlags::ECHO))
+    Some(
+        !t.local_flags
+            .intersects(LocalFlags::ICANON | LocalFlags::ECHO),
+    )
 }
 
 #[cfg(test)]

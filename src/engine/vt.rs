@@ -184,7 +184,6 @@ impl LineTracker {
     pub fn saw_alternate(&self) -> bool {
         self.state.saw_alt
     }
-
 }
 
 fn push_char(cells: &mut Vec<Cell>, ch: char, origin: Origin) {
@@ -349,7 +348,11 @@ impl State {
             // A combining mark joins the character before the cursor.
             if self.cursor > 0 && self.cursor <= self.cells.len() {
                 let i = self.cursor - 1;
-                let i = if self.cells[i].ch == '\0' && i > 0 { i - 1 } else { i };
+                let i = if self.cells[i].ch == '\0' && i > 0 {
+                    i - 1
+                } else {
+                    i
+                };
                 append_combining(&mut self.cells[i], ch);
                 self.mark(origin);
             }
@@ -499,7 +502,10 @@ impl vte::Perform for State {
             'P' => {
                 let to = (self.cursor + n).min(end).min(self.cells.len());
                 if self.cursor < to {
-                    if self.cells[self.cursor..to].iter().any(|c| c.fresh && c.ch != ' ') {
+                    if self.cells[self.cursor..to]
+                        .iter()
+                        .any(|c| c.fresh && c.ch != ' ')
+                    {
                         self.emit();
                     }
                     self.cells.drain(self.cursor..to);
@@ -610,7 +616,10 @@ mod tests {
 
     #[test]
     fn lines_and_partial_line() {
-        assert_eq!(run(80, &[b"one\r\ntwo\r\nthr", b"ee"]), ["one", "two", "three"]);
+        assert_eq!(
+            run(80, &[b"one\r\ntwo\r\nthr", b"ee"]),
+            ["one", "two", "three"]
+        );
     }
 
     #[test]
@@ -622,7 +631,11 @@ mod tests {
     fn chunk_boundaries_inside_escapes_and_utf8() {
         let s = "caf\u{e9} \x1b[31mred\x1b[0m\r\n".as_bytes();
         for cut in 0..s.len() {
-            assert_eq!(run(80, &[&s[..cut], &s[cut..]]), ["caf\u{e9} red"], "cut {cut}");
+            assert_eq!(
+                run(80, &[&s[..cut], &s[cut..]]),
+                ["caf\u{e9} red"],
+                "cut {cut}"
+            );
         }
     }
 
@@ -733,7 +746,10 @@ mod tests {
 
     #[test]
     fn wide_and_combining_characters() {
-        assert_eq!(run(80, &["日本 e\u{301}\r\n".as_bytes()]), ["日本 e\u{301}"]);
+        assert_eq!(
+            run(80, &["日本 e\u{301}\r\n".as_bytes()]),
+            ["日本 e\u{301}"]
+        );
         // A wide char in the last column wraps whole.
         assert_eq!(run(3, &["ab日\r\n".as_bytes()]), ["ab 日"]);
     }

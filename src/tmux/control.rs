@@ -12,7 +12,7 @@
 //! `client-attached`/`client-detached` hooks while it lives.
 
 use super::protocol::{Decoder, Message};
-use super::{classify_failure, Socket, Version};
+use super::{Socket, Version, classify_failure};
 use crate::error::{Error, Kind, Result};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Stdio};
@@ -52,7 +52,10 @@ impl ControlClient {
         deadline: Instant,
     ) -> Result<Self> {
         let mut cmd = socket.command();
-        cmd.arg("-C").arg("attach-session").arg("-t").arg(session_id);
+        cmd.arg("-C")
+            .arg("attach-session")
+            .arg("-t")
+            .arg(session_id);
         if version.has_client_flags() {
             cmd.arg("-f").arg("ignore-size,read-only");
         } else {
@@ -109,7 +112,7 @@ impl ControlClient {
                     return Err(Error::new(
                         Kind::Tmux,
                         "tmux control client did not attach in time",
-                    ))
+                    ));
                 }
             }
         }

@@ -100,7 +100,12 @@ fn tmux_env_socket() -> Option<PathBuf> {
 
 /// Map tmux's error text to an error kind.
 pub fn classify_failure(stderr: &str) -> Error {
-    let msg = stderr.trim().lines().next().unwrap_or("tmux failed").to_owned();
+    let msg = stderr
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or("tmux failed")
+        .to_owned();
     let kind = if msg.starts_with("no server running")
         || msg.starts_with("error connecting to")
         || msg.contains("server exited unexpectedly")
@@ -191,27 +196,39 @@ impl PaneInfo {
 
 /// Find the pane `target` names (or the one tmux would pick).
 pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
-    let mut args: Vec<String> = vec!["display-message".into(), "-p".into()];
+    // display-message falls back to another pane when its target does not
+    // resolve; capture-pane does not, and an error ends the command list.
+    let mut args: Vec<String> = Vec::new();
     let env_pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());
     let target = match target {
         Some(t) => Some(t.to_owned()),
         None if socket.is_current_server() => env_pane,
         None => None,
     };
+    let mut target_args: Vec<String> = Vec::new();
     if let Some(t) = &target {
-        args.push("-t".into());
-        args.push(t.clone());
+        target_args.push("-t".into());
+        target_args.push(t.clone());
     }
+    args.extend(["capture-pane", "-p", "-S", "0", "-E", "0"].map(String::from));
+    args.extend(target_args.iter().cloned());
+    args.push(";".into());
+    args.extend(["display-message", "-p"].map(String::from));
+    args.extend(target_args);
     args.push(PANE_INFO_FORMAT.into());
     let lines = socket.run(&args).map_err(|e| match (e.kind, &target) {
         (Kind::NoPane, Some(t)) => Error::new(
             Kind::NoPane,
-            format!("no pane matches target '{}' ({})", t.escape_debug(), e.message),
+            format!(
+                "no pane matches target '{}' ({})",
+                t.escape_debug(),
+                e.message
+            ),
         ),
         _ => e,
     })?;
     lines
-        .first()
+        .last()
         .and_then(|l| PaneInfo::parse(l))
         .ok_or_else(|| {
             Error::new(

@@ -101,7 +101,9 @@ pub fn unescape(data: &[u8]) -> Vec<u8> {
         let b = data[i];
         if b == b'\\' && i + 3 < data.len() && is_octal_triplet(&data[i + 1..i + 4]) {
             let d = &data[i + 1..i + 4];
-            let v = (u32::from(d[0] - b'0') << 6) | (u32::from(d[1] - b'0') << 3) | u32::from(d[2] - b'0');
+            let v = (u32::from(d[0] - b'0') << 6)
+                | (u32::from(d[1] - b'0') << 3)
+                | u32::from(d[2] - b'0');
             out.push((v & 0xff) as u8);
             i += 4;
         } else {

@@ -11,12 +11,12 @@
 //! timed-out wait leaves such a ghost; the README says what follows.
 
 use crate::error::{Error, Kind, Result};
-use crate::report::{seconds, ChannelOutcome, ChannelResult};
+use crate::report::{ChannelOutcome, ChannelResult, seconds};
 use crate::signals;
 use crate::tmux::control::Event;
-use crate::tmux::{classify_failure, Socket};
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
+use crate::tmux::{Socket, classify_failure};
+use nix::sys::signal::{Signal, kill};
+use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 use std::io::Read;
 use std::process::Stdio;
@@ -38,7 +38,10 @@ fn identity(socket: &Socket) -> Result<Identity> {
     let line = lines.first().cloned().unwrap_or_default();
     let f: Vec<&str> = line.split('\t').collect();
     if f.len() != 4 {
-        return Err(Error::new(Kind::Tmux, "unexpected reply to display-message"));
+        return Err(Error::new(
+            Kind::Tmux,
+            "unexpected reply to display-message",
+        ));
     }
     Ok(Identity {
         pid: f[0].to_owned(),

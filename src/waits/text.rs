@@ -4,9 +4,9 @@ use crate::engine::control::ControlSource;
 use crate::engine::poll::PollSource;
 use crate::engine::{EngineKind, PaneSource, Setup};
 use crate::error::{Kind, Result};
-use crate::matcher::{judge, PatternList, Verdict};
-use crate::report::{bound_lines, seconds, Outcome, TextResult};
-use crate::tmux::{resolve_pane, Socket};
+use crate::matcher::{PatternList, Verdict, judge};
+use crate::report::{Outcome, TextResult, bound_lines, seconds};
+use crate::tmux::{Socket, resolve_pane};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,9 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         EngineKind::Auto => match ControlSource::open(&req.socket, &pane, &setup) {
             Ok(s) => Box::new(s),
             // Control mode refused (an old or odd server): poll instead.
-            Err(e) if e.kind == Kind::Tmux => Box::new(PollSource::open(&req.socket, &pane, &setup)?),
+            Err(e) if e.kind == Kind::Tmux => {
+                Box::new(PollSource::open(&req.socket, &pane, &setup)?)
+            }
             Err(e) => return Err(e),
         },
     };

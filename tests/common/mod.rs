@@ -1,0 +1,364 @@
+//! Test support: a private tmux server per test and helpers that wait with
+//! deadlines and print the pane when something does not happen.
+//!
+//! Each `TestServer` runs on a socket in its own temporary directory with a
+//! known config, with `TMUX`/`TMUX_PANE` removed from every command, and is
+//! killed (and its directory removed) on drop, also when the test panics.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tmux-wait");
+
+/// Generous bound for anything a test waits on; tests that pass do not wait
+/// for it, it only keeps a broken test from hanging.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+pub fn unique(prefix: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{prefix}-{}-{n}-{t}", std::process::id())
+}
+
+pub struct TestServer {
+    dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub pane: String,
+}
+
+pub struct Options {
+    pub width: u32,
+    pub height: u32,
+    pub history_limit: u32,
+    pub extra_config: String,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            width: 100,
+            height: 30,
+            history_limit: 2000,
+            extra_config: String::new(),
+        }
+    }
+}
+
+impl TestServer {
+    pub fn new() -> Self {
+        Self::with(Options::default())
+    }
+
+    pub fn with(o: Options) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("tw")
+            .tempdir()
+            .expect("temp dir");
+        let socket = dir.path().join("s");
+        let config = dir.path().join("tmux.conf");
+        let rc = dir.path().join("bashrc");
+        std::fs::write(&rc, "PS1='$ '\nunset PROMPT_COMMAND\nHISTFILE=/dev/null\n")
+            .expect("write rc");
+        std::fs::write(
+            &config,
+            format!(
+                "set -g default-command 'exec bash --noprofile --rcfile {}'\n\
+                 set -g history-limit {}\n\
+                 set -g status off\n\
+                 set -g exit-empty on\n\
+                 {}\n",
+                rc.display(),
+                o.history_limit,
+                o.extra_config
+            ),
+        )
+        .expect("write config");
+        let mut server = TestServer {
+            dir,
+            socket,
+            pane: String::new(),
+        };
+        let out = server
+            .tmux_cmd()
+            .arg("-f")
+            .arg(&config)
+            .args(["new-session", "-d", "-s", "main", "-x"])
+            .arg(o.width.to_string())
+            .arg("-y")
+            .arg(o.height.to_string())
+            .args(["-P", "-F", "#{pane_id}"])
+            .output()
+            .expect("start tmux");
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        server.pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        server.wait_for_prompt(&server.pane.clone());
+        server
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A `tmux` command for this server.
+    pub fn tmux_cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket);
+        c.env_remove("TMUX").env_remove("TMUX_PANE");
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// Run a tmux command; panics (with its stderr) if it fails.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = self.tmux_cmd().args(args).output().expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A `tmux-wait` command for this server.
+    pub fn tw(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.arg("-S").arg(&self.socket);
+        c.env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TMUX_WAIT_MAX_SECONDS");
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// Type a line into a pane and press Enter.
+    pub fn type_line(&self, pane: &str, line: &str) {
+        self.tmux(&["send-keys", "-t", pane, "-l", line]);
+        self.tmux(&["send-keys", "-t", pane, "Enter"]);
+    }
+
+    pub fn capture(&self, pane: &str) -> String {
+        self.tmux_cmd()
+            .args(["capture-pane", "-p", "-J", "-t", pane])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_else(|e| format!("<capture failed: {e}>"))
+    }
+
+    /// Poll until `cond` holds; on the deadline, fail showing the pane.
+    pub fn wait_until(&self, pane: &str, what: &str, mut cond: impl FnMut() -> bool) {
+        let end = Instant::now() + DEADLINE;
+        while !cond() {
+            if Instant::now() > end {
+                panic!(
+                    "timed out waiting for {what}; pane {pane} shows:\n{}",
+                    self.capture(pane)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Wait until the pane's shell shows its prompt on the cursor row.
+    pub fn wait_for_prompt(&self, pane: &str) {
+        let p = pane.to_owned();
+        self.wait_until(pane, "the shell prompt", || {
+            let x = self
+                .tmux_cmd()
+                .args(["display-message", "-p", "-t", &p, "#{cursor_x}"])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                .unwrap_or_default();
+            x == "2" && self.cursor_row(&p).trim_end() == "$"
+        });
+    }
+
+    fn cursor_row(&self, pane: &str) -> String {
+        let y = self.tmux(&["display-message", "-p", "-t", pane, "#{cursor_y}"]);
+        let y = y.trim();
+        self.tmux(&["capture-pane", "-p", "-t", pane, "-S", y, "-E", y])
+    }
+
+    /// Start `tmux-wait` with `args` and `--ready`, and return once it is
+    /// armed (or fail, showing what it printed).
+    pub fn start_wait(&self, args: &[&str]) -> Waiter {
+        self.start_wait_cmd(self.tw(), args)
+    }
+
+    pub fn start_wait_cmd(&self, mut cmd: Command, args: &[&str]) -> Waiter {
+        let ready = unique("ready");
+        cmd.args(args)
+            .args(["--ready", &ready])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().expect("spawn tmux-wait");
+        let mut waiter = Waiter {
+            child: Some(child),
+            pane: self.pane.clone(),
+        };
+        let mut sync = self
+            .tmux_cmd()
+            .args(["wait-for", &ready])
+            .spawn()
+            .expect("spawn wait-for");
+        let end = Instant::now() + DEADLINE;
+        loop {
+            if let Ok(Some(_)) = sync.try_wait() {
+                return waiter;
+            }
+            if let Some(c) = waiter.child.as_mut() {
+                if let Ok(Some(_)) = c.try_wait() {
+                    let _ = sync.kill();
+                    let _ = sync.wait();
+                    let out = waiter.child.take().unwrap().wait_with_output().unwrap();
+                    panic!(
+                        "tmux-wait exited before it was armed: {:?}\nstdout: {}\nstderr: {}",
+                        out.status,
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            }
+            if Instant::now() > end {
+                let _ = sync.kill();
+                let _ = sync.wait();
+                panic!(
+                    "tmux-wait was not armed in time; pane shows:\n{}",
+                    self.capture(&self.pane)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Pids of processes whose command line mentions this server's socket.
+    pub fn processes_using_socket(&self) -> Vec<String> {
+        let needle = self.socket.to_string_lossy().into_owned();
+        let mut found = Vec::new();
+        if let Ok(rd) = std::fs::read_dir("/proc") {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if !name.bytes().all(|b| b.is_ascii_digit()) {
+                    continue;
+                }
+                if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+                    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                    if cmd.contains(&needle) && !cmd.contains(" new-session ") {
+                        found.push(format!("{name}: {cmd}"));
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self
+            .tmux_cmd()
+            .arg("kill-server")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// A `tmux-wait` running in the background.
+pub struct Waiter {
+    child: Option<Child>,
+    pane: String,
+}
+
+pub struct Finished {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Finished {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {:?} / stderr {:?}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+impl Waiter {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or(0)
+    }
+
+    /// Wait for it to exit (bounded by `DEADLINE`), showing the pane of
+    /// `server` if it does not.
+    pub fn finish(mut self, server: &TestServer) -> Finished {
+        let mut child = self.child.take().expect("child");
+        let end = Instant::now() + DEADLINE;
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                _ if Instant::now() > end => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "tmux-wait did not end; pane {} shows:\n{}",
+                        self.pane,
+                        server.capture(&self.pane)
+                    );
+                }
+                _ => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let out = child.wait_with_output().expect("output");
+        finished(out)
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+pub fn finished(out: Output) -> Finished {
+    Finished {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Run a command to completion with a deadline.
+pub fn run_bounded(mut cmd: Command) -> Finished {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let end = Instant::now() + DEADLINE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            _ if Instant::now() > end => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("command did not end in time: {cmd:?}");
+            }
+            _ => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    finished(child.wait_with_output().expect("output"))
+}

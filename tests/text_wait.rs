@@ -1,0 +1,295 @@
+//! Text waits on real tmux servers: the seed's behaviours, one test each.
+
+mod common;
+use common::*;
+
+fn text(server: &TestServer, extra: &[&str]) -> Waiter {
+    let mut args = vec!["text", "-t", &server.pane, "--json"];
+    args.extend_from_slice(extra);
+    server.start_wait(&args)
+}
+
+#[test]
+fn matches_new_output_and_reports_the_seed_shape() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "server listening"]);
+    s.type_line(&s.pane, "echo 'Server listening on port 8000'");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let v = f.json();
+    assert_eq!(v["found"], true);
+    assert_eq!(v["outcome"], "matched");
+    assert_eq!(v["matched_index"], 0);
+    assert_eq!(v["matched_lines"][0], "Server listening on port 8000");
+    assert_eq!(v["saw_new_output"], true);
+    assert_eq!(v["matched_at_entry"], false);
+    assert_eq!(v["alternate_screen"], false);
+    assert_eq!(v["pane_id"], s.pane.as_str());
+    assert_eq!(v["effective_timeout"], 8.0);
+    assert!(v["elapsed_seconds"].as_f64().unwrap() > 0.0);
+    let tail: Vec<&str> = v["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(tail.contains(&"Server listening on port 8000"), "{tail:?}");
+    assert_eq!(v.as_object().unwrap().len(), 11);
+}
+
+#[test]
+fn scrollback_and_visible_text_from_before_never_match() {
+    let s = TestServer::new();
+    s.type_line(&s.pane, "seq 1 100; echo OLDMARK");
+    s.wait_until(&s.pane, "OLDMARK", || {
+        s.capture(&s.pane).contains("\nOLDMARK")
+    });
+    s.wait_for_prompt(&s.pane);
+    let w = text(
+        &s,
+        &[
+            "--pattern",
+            "OLDMARK",
+            "--pattern",
+            "\n7\n",
+            "--timeout",
+            "1",
+        ],
+    );
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(1), "{}", f.stdout);
+    let v = f.json();
+    assert_eq!(v["outcome"], "timeout");
+    assert_eq!(v["found"], false);
+    assert_eq!(v["matched_at_entry"], true);
+    assert_eq!(v["saw_new_output"], false);
+    assert_eq!(v["matched_lines"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn stale_paint_below_the_cursor_never_matches() {
+    let s = TestServer::new();
+    // Paint STALE three rows down, then put the cursor back up.
+    s.type_line(&s.pane, "clear; printf '\\n\\n\\n\\nSTALE\\033[5A\\r'");
+    s.wait_until(&s.pane, "STALE", || s.capture(&s.pane).contains("STALE"));
+    s.wait_for_prompt(&s.pane);
+    let w = text(&s, &["--pattern", "STALE", "--timeout", "1"]);
+    s.type_line(&s.pane, "echo other");
+    let f = w.finish(&s);
+    let v = f.json();
+    assert_eq!(v["outcome"], "timeout", "{v}");
+    assert_eq!(v["matched_at_entry"], true);
+    assert_eq!(v["saw_new_output"], true);
+}
+
+#[test]
+fn output_at_the_entry_row_without_newline_counts() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "Continue? [y/N]"]);
+    s.type_line(&s.pane, "sleep 0.2; read -p 'Continue? [y/N] ' x");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    assert_eq!(f.json()["matched_lines"][0], "Continue? [y/N]");
+    s.type_line(&s.pane, "n");
+}
+
+#[test]
+fn text_rewritten_with_carriage_return_counts() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "100%"]);
+    s.type_line(&s.pane, "printf '10%%\\r50%%\\r100%%\\r'; sleep 1; echo");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+}
+
+#[test]
+fn a_marker_split_across_a_wrap_matches() {
+    let s = TestServer::with(Options {
+        width: 20,
+        ..Options::default()
+    });
+    let w = text(&s, &["--pattern", "MARKER"]);
+    // 17 zeros then MARKER: the row breaks inside the marker.
+    s.type_line(&s.pane, "printf '%017dMARKER\\n' 0");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    assert_eq!(f.json()["matched_lines"][0], "00000000000000000MARKER");
+}
+
+#[test]
+fn stop_beats_pattern_in_the_same_output() {
+    let s = TestServer::new();
+    let w = text(
+        &s,
+        &["--pattern", "ok", "--stop", "nomatch", "--stop", "error:"],
+    );
+    s.type_line(&s.pane, "printf 'all ok\\nerror: bad\\n'");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(3), "{}", f.stdout);
+    let v = f.json();
+    assert_eq!(v["outcome"], "stopped");
+    assert_eq!(v["found"], false);
+    assert_eq!(v["matched_index"], 1);
+    assert_eq!(v["matched_lines"][0], "error: bad");
+}
+
+#[test]
+fn first_pattern_in_list_order_wins() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "second", "--pattern", "first"]);
+    s.type_line(&s.pane, "printf 'first\\nsecond\\n'");
+    let v = w.finish(&s).json();
+    assert_eq!(v["matched_index"], 0);
+    assert_eq!(v["matched_lines"][0], "second");
+}
+
+#[test]
+fn regex_and_match_case() {
+    let s = TestServer::new();
+    let w = text(
+        &s,
+        &["--regex", "--match-case", "--pattern", "^Done in [0-9]+s$"],
+    );
+    s.type_line(&s.pane, "printf 'done in 5s\\nDone in 7s\\n'");
+    let v = w.finish(&s).json();
+    assert_eq!(v["matched_lines"][0], "Done in 7s");
+}
+
+#[test]
+fn no_pattern_means_any_output() {
+    let s = TestServer::new();
+    let w = text(&s, &[]);
+    s.type_line(&s.pane, "sleep 0.2; echo something");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0));
+    let v = f.json();
+    assert_eq!(v["outcome"], "any_output");
+    assert_eq!(v["found"], true);
+    assert!(v["matched_index"].is_null());
+    assert_eq!(v["matched_lines"][0], "something");
+}
+
+#[test]
+fn alternate_screen_suppresses_matching() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "SECRET", "--timeout", "1.5"]);
+    s.type_line(
+        &s.pane,
+        "printf '\\033[?1049hSECRET\\n'; sleep 3; printf '\\033[?1049l'",
+    );
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(4), "{}", f.stdout);
+    let v = f.json();
+    assert_eq!(v["outcome"], "alternate_screen");
+    assert_eq!(v["alternate_screen"], true);
+    assert_eq!(v["found"], false);
+}
+
+#[test]
+fn a_killed_pane_is_an_error() {
+    let s = TestServer::new();
+    let p2 = s
+        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    s.wait_for_prompt(&p2);
+    let w = s.start_wait(&["text", "-t", &p2, "--pattern", "never", "--json"]);
+    s.tmux(&["kill-pane", "-t", &p2]);
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "pane_died");
+    assert!(f.stderr.starts_with("tmux-wait: error: "));
+}
+
+#[test]
+fn a_respawned_pane_is_an_error() {
+    let s = TestServer::new();
+    let w = text(&s, &["--pattern", "never"]);
+    s.tmux(&["respawn-pane", "-k", "-t", &s.pane]);
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "pane_respawned");
+}
+
+#[test]
+fn a_dead_pane_is_an_error() {
+    let s = TestServer::with(Options {
+        extra_config: "set -g remain-on-exit on".into(),
+        ..Options::default()
+    });
+    let w = text(&s, &["--pattern", "never"]);
+    s.type_line(&s.pane, "exit");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "pane_died");
+}
+
+#[test]
+fn the_ceiling_clamps_the_timeout() {
+    let s = TestServer::new();
+    let mut cmd = s.tw();
+    cmd.env("TMUX_WAIT_MAX_SECONDS", "0.3");
+    let w = s.start_wait_cmd(
+        cmd,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--pattern",
+            "x",
+            "--timeout",
+            "1h",
+        ],
+    );
+    let v = w.finish(&s).json();
+    assert_eq!(v["outcome"], "timeout");
+    assert_eq!(v["effective_timeout"], 0.3);
+}
+
+#[test]
+fn targets_by_session_and_window() {
+    let s = TestServer::new();
+    for target in ["main:0.0", "main", "$0"] {
+        let w = s.start_wait(&["text", "-t", target, "--json", "--pattern", "T-OK"]);
+        s.type_line(&s.pane, "echo T-OK");
+        let v = w.finish(&s).json();
+        assert_eq!(v["pane_id"], s.pane.as_str(), "{target}");
+        s.wait_for_prompt(&s.pane);
+    }
+}
+
+#[test]
+fn poll_engine_matches_too() {
+    let s = TestServer::new();
+    let w = text(
+        &s,
+        &[
+            "--engine",
+            "poll",
+            "--interval",
+            "20ms",
+            "--pattern",
+            "POLLED",
+        ],
+    );
+    s.type_line(&s.pane, "sleep 0.2; echo POL\"\"LED");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    assert_eq!(f.json()["matched_lines"][0], "POLLED");
+}
+
+#[test]
+fn human_output_is_one_line() {
+    let s = TestServer::new();
+    let w = s.start_wait(&["text", "-t", &s.pane, "--pattern", "HUMAN"]);
+    s.type_line(&s.pane, "echo HUMAN");
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0));
+    assert_eq!(f.stdout.lines().count(), 1, "{}", f.stdout);
+    assert!(
+        f.stdout.starts_with("matched pattern #1 in %"),
+        "{}",
+        f.stdout
+    );
+}
