@@ -1,0 +1,145 @@
+//! Channel waits on real tmux servers.
+
+mod common;
+use common::*;
+use std::process::Stdio;
+
+fn channel(s: &TestServer, name: &str, extra: &[&str]) -> std::process::Child {
+    let mut c = s.tw();
+    c.args(["channel", name, "--json"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+fn wait_armed(s: &TestServer, name: &str) {
+    let needle = format!("wait-for {name}");
+    s.wait_until(&s.pane, "the wait-for client", || {
+        s.processes_using_socket()
+            .iter()
+            .any(|p| p.contains(&needle))
+    });
+}
+
+#[test]
+fn signalled_while_waiting() {
+    let s = TestServer::new();
+    let name = unique("ch");
+    let child = channel(&s, &name, &[]);
+    wait_armed(&s, &name);
+    let mut sig = s.tw();
+    sig.args(["signal", &name]);
+    assert_eq!(run_bounded(sig).code, Some(0));
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let v = f.json();
+    assert_eq!(v["channel"], name.as_str());
+    assert_eq!(v["outcome"], "signalled");
+    assert_eq!(v["effective_timeout"], 30.0);
+    assert_eq!(v.as_object().unwrap().len(), 4);
+}
+
+#[test]
+fn a_signal_before_the_wait_is_latched_once() {
+    let s = TestServer::new();
+    let name = unique("latch");
+    s.tmux(&["wait-for", "-S", &name]);
+    let f = finished(
+        channel(&s, &name, &["--timeout", "5"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(0));
+    assert_eq!(f.json()["outcome"], "signalled");
+    // The latch is used up.
+    let f = finished(
+        channel(&s, &name, &["--timeout", "0.3"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(1));
+}
+
+#[test]
+fn times_out_and_leaves_no_process() {
+    let s = TestServer::new();
+    let name = unique("to");
+    let f = finished(
+        channel(&s, &name, &["--timeout", "300ms"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(1));
+    let v = f.json();
+    assert_eq!(v["outcome"], "timeout");
+    assert_eq!(v["effective_timeout"], 0.3);
+    assert!(v["elapsed_seconds"].as_f64().unwrap() >= 0.3);
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket().is_empty()
+    });
+}
+
+#[test]
+fn the_ceiling_clamps_channel_timeouts() {
+    let s = TestServer::new();
+    let mut c = s.tw();
+    c.env("TMUX_WAIT_MAX_SECONDS", "200ms").args([
+        "channel",
+        "clamped",
+        "--json",
+        "--timeout",
+        "1h",
+    ]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(1));
+    assert_eq!(f.json()["effective_timeout"], 0.2);
+}
+
+#[test]
+fn plain_shell_signal_from_the_pane_is_seen() {
+    let s = TestServer::new();
+    let name = unique("pane-sig");
+    let child = channel(&s, &name, &[]);
+    wait_armed(&s, &name);
+    s.type_line(
+        &s.pane,
+        &format!(
+            "sleep 0.1; tmux -S {} wait-for -S {name}",
+            s.socket.display()
+        ),
+    );
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+}
+
+#[test]
+fn channel_names_are_validated() {
+    let s = TestServer::new();
+    for bad in [
+        "",
+        "a b",
+        "x;kill-server",
+        "$(touch /tmp/x)",
+        "#{pane_id}",
+        "a\nb",
+        &"n".repeat(129),
+    ] {
+        for sub in [&["channel", bad, "--json"][..], &["signal", bad][..]] {
+            let mut c = s.tw();
+            c.args(sub);
+            let f = run_bounded(c);
+            assert_eq!(f.code, Some(2), "{sub:?}");
+            assert!(
+                f.stderr.contains("invalid channel name"),
+                "{sub:?}: {}",
+                f.stderr
+            );
+            if sub[0] == "channel" {
+                assert_eq!(f.json()["error"]["kind"], "invalid_channel");
+            }
+        }
+    }
+    // The server is untouched.
+    s.tmux(&["has-session", "-t", "main"]);
+}
