@@ -23,10 +23,10 @@ pub fn install() -> std::io::Result<()> {
         .spawn(move || {
             for sig in signals.forever() {
                 PENDING.store(sig, Ordering::SeqCst);
-                if let Ok(route) = ROUTE.lock() {
-                    if let Some(tx) = route.as_ref() {
-                        let _ = tx.send(Event::Signal(sig));
-                    }
+                if let Ok(route) = ROUTE.lock()
+                    && let Some(tx) = route.as_ref()
+                {
+                    let _ = tx.send(Event::Signal(sig));
                 }
             }
         })?;

@@ -171,11 +171,12 @@ impl ControlSource {
     fn handle(&mut self, ev: Event) -> Result<()> {
         match ev {
             Event::Control(Message::Output { pane, data }, at) => {
-                if pane == self.pane_num && self.streaming {
-                    if let Some(t) = &mut self.tracker {
-                        t.feed(&data, at);
-                        self.output_seen = true;
-                    }
+                if pane == self.pane_num
+                    && self.streaming
+                    && let Some(t) = &mut self.tracker
+                {
+                    t.feed(&data, at);
+                    self.output_seen = true;
                 }
             }
             Event::Control(Message::Reply { ok, lines }, _) => {
@@ -195,14 +196,14 @@ impl ControlSource {
                     Purpose::Relink if ok => {
                         let line = lines.first().cloned().unwrap_or_default();
                         let mut it = line.split('\t');
-                        if let (Some(sid), Some(wid)) = (it.next(), it.next()) {
-                            if sid.starts_with('$') {
-                                self.window_id = wid.to_owned();
-                                self.send(
-                                    &format!("switch-client -t {}", quote(sid)),
-                                    Purpose::Ignore,
-                                )?;
-                            }
+                        if let (Some(sid), Some(wid)) = (it.next(), it.next())
+                            && sid.starts_with('$')
+                        {
+                            self.window_id = wid.to_owned();
+                            self.send(
+                                &format!("switch-client -t {}", quote(sid)),
+                                Purpose::Ignore,
+                            )?;
                         }
                     }
                     Purpose::OtherPanes | Purpose::Relink => {}

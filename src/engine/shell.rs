@@ -11,10 +11,10 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 
 pub fn line_editor_active(pane_pid: u32, tty: &str) -> bool {
-    if let Some(fg) = foreground_group(pane_pid) {
-        if fg != pane_pid {
-            return false;
-        }
+    if let Some(fg) = foreground_group(pane_pid)
+        && fg != pane_pid
+    {
+        return false;
     }
     raw_mode(tty).unwrap_or(false)
 }

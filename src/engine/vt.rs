@@ -388,7 +388,7 @@ impl State {
             };
         }
         self.cursor += w;
-        if self.cursor % self.width == 0 {
+        if self.cursor.is_multiple_of(self.width) {
             self.pending_wrap = true;
         }
         self.mark(origin);
@@ -517,22 +517,20 @@ impl vte::Perform for State {
                     }
                 }
             }
-            '@' => {
-                if self.cursor < self.cells.len() {
-                    let n = n.min(end - self.cursor);
-                    for _ in 0..n {
-                        self.cells.insert(self.cursor, BLANK);
+            '@' if self.cursor < self.cells.len() => {
+                let n = n.min(end - self.cursor);
+                for _ in 0..n {
+                    self.cells.insert(self.cursor, BLANK);
+                }
+                if self.cells.len() > end {
+                    let lost = self.cells[end..(end + n).min(self.cells.len())]
+                        .iter()
+                        .any(|c| c.fresh && c.ch != ' ');
+                    if lost {
+                        self.emit();
                     }
-                    if self.cells.len() > end {
-                        let lost = self.cells[end..(end + n).min(self.cells.len())]
-                            .iter()
-                            .any(|c| c.fresh && c.ch != ' ');
-                        if lost {
-                            self.emit();
-                        }
-                        let stop = (end + n).min(self.cells.len());
-                        self.cells.drain(end..stop);
-                    }
+                    let stop = (end + n).min(self.cells.len());
+                    self.cells.drain(end..stop);
                 }
             }
             'J' => match param(params, 0, 0) {

@@ -219,10 +219,10 @@ fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>) {
                 if line.last() == Some(&b'\n') {
                     line.pop();
                 }
-                if let Some(msg) = decoder.feed(&line) {
-                    if tx.send(Event::Control(msg, at)).is_err() {
-                        return;
-                    }
+                if let Some(msg) = decoder.feed(&line)
+                    && tx.send(Event::Control(msg, at)).is_err()
+                {
+                    return;
                 }
             }
         }

@@ -44,12 +44,12 @@ impl Decoder {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(block) = &mut self.block {
             for (prefix, ok) in [(&b"%end "[..], true), (&b"%error "[..], false)] {
-                if let Some(rest) = line.strip_prefix(prefix) {
-                    if rest == block.guard.as_slice() {
-                        let lines = std::mem::take(&mut block.lines);
-                        self.block = None;
-                        return Some(Message::Reply { ok, lines });
-                    }
+                if let Some(rest) = line.strip_prefix(prefix)
+                    && rest == block.guard.as_slice()
+                {
+                    let lines = std::mem::take(&mut block.lines);
+                    self.block = None;
+                    return Some(Message::Reply { ok, lines });
                 }
             }
             block.lines.push(String::from_utf8_lossy(line).into_owned());

@@ -215,18 +215,20 @@ impl TestServer {
             if let Ok(Some(_)) = sync.try_wait() {
                 return waiter;
             }
-            if let Some(c) = waiter.child.as_mut() {
-                if let Ok(Some(_)) = c.try_wait() {
-                    let _ = sync.kill();
-                    let _ = sync.wait();
-                    let out = waiter.child.take().unwrap().wait_with_output().unwrap();
-                    panic!(
-                        "tmux-wait exited before it was armed: {:?}\nstdout: {}\nstderr: {}",
-                        out.status,
-                        String::from_utf8_lossy(&out.stdout),
-                        String::from_utf8_lossy(&out.stderr)
-                    );
-                }
+            let exited = waiter
+                .child
+                .as_mut()
+                .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))));
+            if exited {
+                let _ = sync.kill();
+                let _ = sync.wait();
+                let out = waiter.child.take().unwrap().wait_with_output().unwrap();
+                panic!(
+                    "tmux-wait exited before it was armed: {:?}\nstdout: {}\nstderr: {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
             }
             if Instant::now() > end {
                 let _ = sync.kill();
