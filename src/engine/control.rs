@@ -18,9 +18,13 @@ use crate::tmux::{PaneInfo, Socket};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// How often the pane is checked for death or respawn while nothing else
-/// happens (structural notifications trigger a check at once).
+/// Where the pane's process cannot be watched (see `pidwatch`), how often
+/// the pane is checked for death or respawn while nothing else happens.
+/// Structural notifications trigger a check at once either way.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// With the process watched, checks run only on events; this is a safety
+/// net far apart enough to cost nothing.
+const CHECK_EVERY_WATCHED: Duration = Duration::from_secs(300);
 /// Most events handled before a batch is judged, so a flood cannot keep the
 /// waiter from judging (and from honouring its deadline).
 const MAX_EVENTS_PER_BATCH: usize = 512;
@@ -59,6 +63,7 @@ pub struct ControlSource {
     output_seen: bool,
     /// False once a verdict is reached: later output is not judged.
     streaming: bool,
+    check_every: Duration,
 }
 
 impl ControlSource {
@@ -79,6 +84,7 @@ impl ControlSource {
             next_check: Instant::now() + CHECK_EVERY,
             output_seen: false,
             streaming: false,
+            check_every: CHECK_EVERY,
         };
         let t = quote(&pane.pane_id);
         // Sent together, run together: no pane output is parsed in between.
@@ -131,6 +137,10 @@ impl ControlSource {
             at_prompt: line_editor_active(me.pane.pane_pid, &pane.pane_tty),
         }));
         me.streaming = true;
+        if super::pidwatch::watch(me.pane.pane_pid, me.client.sender()) {
+            me.check_every = CHECK_EVERY_WATCHED;
+            me.next_check = Instant::now() + me.check_every;
+        }
         if pane.version.has_client_flags() {
             let sid = quote(&pane.session_id);
             me.send(
@@ -212,6 +222,7 @@ impl ControlSource {
             Event::Control(Message::Notification(n), _) => self.on_notification(&n)?,
             Event::Control(Message::Exit { .. }, _) | Event::Eof => return Err(self.lost()),
             Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+            Event::PaneExited => self.next_check = Instant::now(),
         }
         Ok(())
     }
@@ -250,7 +261,7 @@ impl ControlSource {
             &format!("display-message -p -t {t} {}", quote(CHECK_FORMAT)),
             Purpose::Check,
         )?;
-        self.next_check = Instant::now() + CHECK_EVERY;
+        self.next_check = Instant::now() + self.check_every;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! fallback (`capture-pane` every interval, like the peer).
 
 pub mod control;
+pub mod pidwatch;
 pub mod poll;
 pub mod shell;
 pub mod vt;

@@ -30,6 +30,8 @@ pub enum Event {
     Eof,
     /// A signal we handle (SIGINT, SIGTERM, SIGHUP) arrived.
     Signal(i32),
+    /// The watched pane's process exited (see `engine::pidwatch`).
+    PaneExited,
 }
 
 pub struct ControlClient {
@@ -38,6 +40,8 @@ pub struct ControlClient {
     rx: Receiver<Event>,
     tx: Sender<Event>,
     reader: Option<JoinHandle<()>>,
+    /// The reader's EOF was handed out (it sends only one).
+    eof_seen: std::cell::Cell<bool>,
     stderr: Arc<Mutex<String>>,
     stderr_reader: Option<JoinHandle<()>>,
 }
@@ -93,6 +97,7 @@ impl ControlClient {
             rx,
             tx,
             reader: Some(reader),
+            eof_seen: std::cell::Cell::new(false),
             stderr,
             stderr_reader: Some(stderr_reader),
         };
@@ -103,7 +108,7 @@ impl ControlClient {
                 Some(Event::Control(Message::Reply { ok: false, lines }, _)) => {
                     return Err(classify_failure(&lines.join(" ")));
                 }
-                Some(Event::Control(..)) => continue,
+                Some(Event::Control(..)) | Some(Event::PaneExited) => continue,
                 Some(Event::Signal(sig)) => {
                     return Err(Error::new(Kind::Interrupted(sig), "interrupted"));
                 }
@@ -144,10 +149,10 @@ impl ControlClient {
     pub fn recv(&self, deadline: Instant) -> Option<Event> {
         let now = Instant::now();
         if deadline <= now {
-            return self.rx.try_recv().ok();
+            return self.rx.try_recv().ok().map(|e| self.note(e));
         }
         match self.rx.recv_timeout(deadline - now) {
-            Ok(e) => Some(e),
+            Ok(e) => Some(self.note(e)),
             Err(RecvTimeoutError::Timeout) => None,
             // Unreachable while `self.tx` lives; treat as EOF.
             Err(RecvTimeoutError::Disconnected) => Some(Event::Eof),
@@ -156,7 +161,14 @@ impl ControlClient {
 
     /// An event that is already waiting, if any.
     pub fn try_recv(&self) -> Option<Event> {
-        self.rx.try_recv().ok()
+        self.rx.try_recv().ok().map(|e| self.note(e))
+    }
+
+    fn note(&self, e: Event) -> Event {
+        if matches!(e, Event::Eof) {
+            self.eof_seen.set(true);
+        }
+        e
     }
 
     /// Why the client went away, from its stderr if it said anything.
@@ -176,21 +188,25 @@ impl ControlClient {
     /// a little for it to go, then kill it. Always reaps the child.
     fn shutdown(&mut self) {
         drop(self.stdin.take());
+        // The reader reports EOF once the client has closed its stdout,
+        // which it does as it exits; only then is waiting for it prompt.
         let deadline = Instant::now() + Duration::from_millis(500);
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => {
-                    // Wait for the reader's EOF rather than spinning.
-                    let _ = self.rx.recv_timeout(Duration::from_millis(20));
-                }
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break;
-                }
+        let mut eof = self.eof_seen.get() || matches!(self.child.try_wait(), Ok(Some(_)));
+        while !eof {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            match self.rx.recv_timeout(deadline - now) {
+                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => eof = true,
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => break,
             }
         }
+        if !eof {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
         if let Some(h) = self.reader.take() {
             let _ = h.join();
         }
