@@ -293,3 +293,60 @@ fn human_output_is_one_line() {
         f.stdout
     );
 }
+
+#[test]
+fn ready_is_signalled_only_once_armed() {
+    let s = TestServer::new();
+    let go = unique("go");
+    // The pane prints the marker the instant the ready channel is signalled:
+    // a wait that signalled before it was armed would miss it.
+    s.type_line(
+        &s.pane,
+        &format!(
+            "while tmux -S {} wait-for {go}; do echo ARMED-OK; done",
+            s.socket.display()
+        ),
+    );
+    for _ in 0..5 {
+        let mut c = s.tw();
+        c.args([
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--pattern",
+            "ARMED-OK",
+            "--ready",
+            &go,
+            "--timeout",
+            "10",
+        ]);
+        let f = run_bounded(c);
+        assert_eq!(f.code, Some(0), "{}", f.stdout);
+    }
+    s.tmux(&["send-keys", "-t", &s.pane, "C-c"]);
+}
+
+#[test]
+fn hostile_pane_output_stays_data_and_json_stays_valid() {
+    let s = TestServer::new();
+    let marker = s.dir().join("pwned");
+    let w = text(&s, &["--pattern", "END-HOSTILE"]);
+    s.type_line(
+        &s.pane,
+        &format!(
+            "printf '#(touch {m}) #{{pane_id}} $(touch {m}) \\x27;\\\\\\xff\\xfe \\033]0;title\\007 END-HOSTILE\\n'",
+            m = marker.display()
+        ),
+    );
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    let v = f.json();
+    let line = v["matched_lines"][0].as_str().unwrap();
+    assert!(
+        line.contains("#(touch") && line.contains("#{pane_id}"),
+        "{line}"
+    );
+    assert!(line.contains('\u{fffd}'), "{line}");
+    assert!(!marker.exists());
+}

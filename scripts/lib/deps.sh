@@ -1,0 +1,37 @@
+# shellcheck shell=bash
+# Make sure what tmux-wait needs is installed: tmux and a Rust toolchain.
+# Sourced by scripts/demo and scripts/test. Installs tmux with apt-get when
+# running as root on a Debian-like system; otherwise says what to install.
+
+tw_find_cargo() {
+    if command -v cargo >/dev/null 2>&1; then
+        return 0
+    fi
+    local dir
+    for dir in "${CARGO_HOME:-}/bin" "$HOME/.cargo/bin"; do
+        if [ -x "$dir/cargo" ]; then
+            PATH="$dir:$PATH"
+            export PATH
+            return 0
+        fi
+    done
+    echo "tmux-wait: cargo not found; install a Rust toolchain (https://rustup.rs)" >&2
+    return 1
+}
+
+tw_apt_install() {
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "tmux-wait: please install: $*" >&2
+        return 1
+    fi
+    echo "tmux-wait: installing $* with apt-get" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+tw_ensure_deps() {
+    tw_find_cargo
+    if ! command -v tmux >/dev/null 2>&1; then
+        tw_apt_install tmux
+    fi
+}
