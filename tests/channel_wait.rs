@@ -143,3 +143,40 @@ fn channel_names_are_validated() {
     // The server is untouched.
     s.tmux(&["has-session", "-t", "main"]);
 }
+
+#[test]
+fn a_timed_out_wait_does_not_swallow_the_next_signal() {
+    // tmux keeps a killed wait-for client registered; tmux-wait clears it,
+    // so a signal sent with nobody waiting is still latched for the next.
+    let s = TestServer::new();
+    let name = unique("ghost");
+    let f = finished(
+        channel(&s, &name, &["--timeout", "300ms"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(1));
+    s.tmux(&["wait-for", "-S", &name]);
+    let f = finished(
+        channel(&s, &name, &["--timeout", "5"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(0), "the signal was swallowed: {}", f.stdout);
+}
+
+#[test]
+fn a_timed_out_wait_does_not_wake_another_waiter() {
+    let s = TestServer::new();
+    let name = unique("shared");
+    let other = channel(&s, &name, &["--timeout", "3"]);
+    wait_armed(&s, &name);
+    let f = finished(
+        channel(&s, &name, &["--timeout", "300ms"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(1));
+    let f = finished(other.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(1), "the other waiter was woken: {}", f.stdout);
+}

@@ -7,8 +7,11 @@
 //!
 //! tmux keeps a killed `wait-for` client registered until the channel is next
 //! signalled (cmd-wait-for.c); that ghost takes the next signal if no live
-//! waiter is present, so that signal is not latched for a later waiter. A
-//! timed-out wait leaves such a ghost; the README says what follows.
+//! waiter is present, so that signal is not latched for a later waiter.
+//! tmux offers no way to withdraw a waiter, so a wait that gives up undoes
+//! its ghost by signalling the channel once itself, but only when no other
+//! process is waiting on a channel of that name (it would be woken too) and
+//! the ghost surely exists (see `undo_ghost`).
 
 use crate::error::{Error, Kind, Result};
 use crate::report::{ChannelOutcome, ChannelResult, seconds};
@@ -102,7 +105,9 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
         match ev {
             Some(Event::Signal(sig)) => {
                 stop = Some(Err(Error::new(Kind::Interrupted(sig), "interrupted")));
-                let _ = kill(pid, Signal::SIGTERM);
+                // SIGKILL, not SIGTERM: tmux's client exits 0 on SIGTERM,
+                // which would look like a real signal.
+                let _ = kill(pid, Signal::SIGKILL);
             }
             Some(_) => {}
             None if Instant::now() >= deadline => {
@@ -112,7 +117,7 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
                     elapsed_seconds: seconds(start.elapsed()),
                     effective_timeout: seconds(timeout),
                 }));
-                let _ = kill(pid, Signal::SIGTERM);
+                let _ = kill(pid, Signal::SIGKILL);
             }
             None => {}
         }
@@ -120,8 +125,16 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
     let _ = reaper.join();
     // std's Child was reaped by the thread; forget it without waiting.
     drop(child);
-    if let Some(r) = stop {
-        return r;
+    match stop {
+        // The signal came just as the timeout did: it was received.
+        Some(Ok(_)) if code == Some(0) => {}
+        Some(r) => {
+            if code != Some(0) {
+                undo_ghost(socket, name, start.elapsed());
+            }
+            return r;
+        }
+        None => {}
     }
     let elapsed = start.elapsed();
     let mut err = String::new();
@@ -146,11 +159,77 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
     }
 }
 
+/// Our killed `tmux wait-for` stays registered in the server; signal the
+/// channel once to clear it, when that cannot wake anyone else: no other
+/// `tmux wait-for NAME` process is running on this machine (Linux /proc),
+/// and the wait lasted long enough that its client surely registered (else
+/// the signal would be latched for the next waiter instead).
+fn undo_ghost(socket: &Socket, name: &str, waited: Duration) {
+    const REGISTERED_AFTER: Duration = Duration::from_millis(100);
+    if waited < REGISTERED_AFTER || other_waiters(name) != Some(false) {
+        return;
+    }
+    let _ = socket.run(["wait-for", "-S", name]);
+}
+
+/// Whether another process is waiting on a channel called `name` (any
+/// server: a conservative answer); None where /proc cannot be read.
+fn other_waiters(name: &str) -> Option<bool> {
+    let me = std::process::id().to_string();
+    let entries = std::fs::read_dir("/proc").ok()?;
+    for e in entries.flatten() {
+        let pid = e.file_name();
+        let pid = pid.to_string_lossy();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = raw.split(|&b| b == 0).filter(|a| !a.is_empty()).collect();
+        if is_waiter(&args, name.as_bytes()) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// `tmux ... wait-for [flags] NAME` without -S, -L or -U.
+fn is_waiter(args: &[&[u8]], name: &[u8]) -> bool {
+    let Some(i) = args.iter().position(|a| *a == b"wait-for" || *a == b"wait") else {
+        return false;
+    };
+    let rest = &args[i + 1..];
+    let signals = rest
+        .iter()
+        .any(|a| a.starts_with(b"-") && a.iter().any(|c| matches!(c, b'S' | b'L' | b'U')));
+    !signals && rest.last() == Some(&name)
+}
+
 fn server_exited() -> Error {
     Error::new(
         Kind::ServerExited,
         "the tmux server exited during the wait (tmux wait-for returns as if signalled; it was not)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_waiters() {
+        let w = |a: &[&str]| {
+            let v: Vec<&[u8]> = a.iter().map(|s| s.as_bytes()).collect();
+            is_waiter(&v, b"ch")
+        };
+        assert!(w(&["tmux", "-S", "/s", "wait-for", "ch"]));
+        assert!(w(&["tmux", "wait", "ch"]));
+        assert!(!w(&["tmux", "wait-for", "-S", "ch"]));
+        assert!(!w(&["tmux", "wait-for", "-L", "ch"]));
+        assert!(!w(&["tmux", "wait-for", "other"]));
+        assert!(!w(&["bash", "-c", "x"]));
+    }
 }
 
 /// Signal a channel: wakes every waiter, or is latched once if none waits.
