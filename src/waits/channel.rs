@@ -213,6 +213,11 @@ fn server_exited() -> Error {
     )
 }
 
+/// Signal a channel: wakes every waiter, or is latched once if none waits.
+pub fn signal(socket: &Socket, name: &str) -> Result<()> {
+    socket.run(["wait-for", "-S", name]).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,9 +235,4 @@ mod tests {
         assert!(!w(&["tmux", "wait-for", "other"]));
         assert!(!w(&["bash", "-c", "x"]));
     }
-}
-
-/// Signal a channel: wakes every waiter, or is latched once if none waits.
-pub fn signal(socket: &Socket, name: &str) -> Result<()> {
-    socket.run(["wait-for", "-S", name]).map(|_| ())
 }
