@@ -180,3 +180,32 @@ fn a_timed_out_wait_does_not_wake_another_waiter() {
     let f = finished(other.wait_with_output().unwrap());
     assert_eq!(f.code, Some(1), "the other waiter was woken: {}", f.stdout);
 }
+
+#[test]
+fn the_last_session_ending_is_not_a_signal() {
+    let s = TestServer::new();
+    let name = unique("last-session");
+    let child = channel(&s, &name, &["--timeout", "20"]);
+    wait_armed(&s, &name);
+    s.tmux(&["kill-session", "-t", "main"]);
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "server_exited");
+}
+
+#[test]
+fn a_sigkilled_server_is_not_a_signal() {
+    let s = TestServer::new();
+    let name = unique("sigkill");
+    let child = channel(&s, &name, &["--timeout", "20"]);
+    wait_armed(&s, &name);
+    let pid = s.tmux(&["display-message", "-p", "#{pid}"]);
+    let st = std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "server_exited");
+}

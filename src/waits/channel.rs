@@ -2,8 +2,11 @@
 //! a real timeout and an honest answer.
 //!
 //! `tmux wait-for` exits 0 both when its channel is signalled and when the
-//! server shuts down (kill-server, last session gone), so success is checked
-//! against the server: same pid, same start time, still serving sessions.
+//! server shuts down (kill-server, last session gone), so the waiting client
+//! runs `wait-for NAME ; display-message -p ...` as one command list: after
+//! a real signal the same connection reports a server still serving
+//! sessions; after a shutdown's flush the sessions are gone (or the display
+//! never runs). One process, no extra round trip after the signal.
 //!
 //! tmux keeps a killed `wait-for` client registered until the channel is next
 //! signalled (cmd-wait-for.c); that ghost takes the next signal if no live
@@ -28,50 +31,40 @@ use std::time::{Duration, Instant};
 
 const IDENTITY_FORMAT: &str = "#{pid}\t#{start_time}\t#{session_id}\t#{exit-empty}";
 
-/// Which server answered, and whether it is still serving.
-#[derive(Debug, PartialEq, Eq)]
-struct Identity {
-    pid: String,
-    start_time: String,
-    serving: bool,
-}
-
-fn identity(socket: &Socket) -> Result<Identity> {
-    let lines = socket.run(["display-message", "-p", IDENTITY_FORMAT])?;
-    let line = lines.first().cloned().unwrap_or_default();
-    let f: Vec<&str> = line.split('\t').collect();
-    if f.len() != 4 {
-        return Err(Error::new(
-            Kind::Tmux,
-            "unexpected reply to display-message",
-        ));
-    }
-    Ok(Identity {
-        pid: f[0].to_owned(),
-        start_time: f[1].to_owned(),
-        // With exit-empty on, a server with no session is shutting down and
-        // has flushed its waiters; with it off, no flush happens.
-        serving: !f[2].is_empty() || f[3] != "1",
-    })
+/// Whether the server that answered the waiting client is still serving:
+/// it has a session, or `exit-empty` is off (then no flush happens).
+fn serving(display_output: &str) -> bool {
+    let f: Vec<&str> = display_output.trim_end().split('\t').collect();
+    f.len() == 4 && !f[0].is_empty() && (!f[2].is_empty() || f[3] != "1")
 }
 
 pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelResult> {
     let start = Instant::now();
-    let before = identity(socket)?;
     let mut child = socket
         .command()
-        .arg("wait-for")
-        .arg(name)
-        .stdout(Stdio::null())
+        .args([
+            "wait-for",
+            name,
+            ";",
+            "display-message",
+            "-p",
+            IDENTITY_FORMAT,
+        ])
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| Error::io("cannot run tmux wait-for", e))?;
     let mut stderr = child.stderr.take().expect("piped stderr");
+    let mut stdout = child.stdout.take().expect("piped stdout");
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let (tx, rx) = mpsc::channel::<Event>();
     signals::route_to(tx.clone());
     let (done_tx, done_rx) = mpsc::channel::<Option<i32>>();
+    let (out_tx, out_rx) = mpsc::channel::<String>();
     let reaper = std::thread::spawn(move || {
+        let mut out = String::new();
+        let _ = stdout.read_to_string(&mut out);
+        let _ = out_tx.send(out);
         let code = match waitpid(pid, None) {
             Ok(WaitStatus::Exited(_, c)) => Some(c),
             _ => None,
@@ -146,16 +139,16 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
         }
         _ => return Err(classify_failure(&err)),
     }
-    match identity(socket) {
-        Ok(after) if after == before && after.serving => Ok(ChannelResult {
+    let out = out_rx.try_recv().unwrap_or_default();
+    if serving(&out) {
+        Ok(ChannelResult {
             channel: name.to_owned(),
             outcome: ChannelOutcome::Signalled,
             elapsed_seconds: seconds(elapsed),
             effective_timeout: seconds(timeout),
-        }),
-        Ok(_) => Err(server_exited()),
-        Err(e) if e.kind == Kind::NoServer => Err(server_exited()),
-        Err(e) => Err(e),
+        })
+    } else {
+        Err(server_exited())
     }
 }
 
@@ -199,11 +192,11 @@ fn is_waiter(args: &[&[u8]], name: &[u8]) -> bool {
     let Some(i) = args.iter().position(|a| *a == b"wait-for" || *a == b"wait") else {
         return false;
     };
-    let rest = &args[i + 1..];
+    let rest: Vec<&&[u8]> = args[i + 1..].iter().take_while(|a| **a != b";").collect();
     let signals = rest
         .iter()
         .any(|a| a.starts_with(b"-") && a.iter().any(|c| matches!(c, b'S' | b'L' | b'U')));
-    !signals && rest.last() == Some(&name)
+    !signals && rest.last() == Some(&&name)
 }
 
 fn server_exited() -> Error {
@@ -234,5 +227,22 @@ mod tests {
         assert!(!w(&["tmux", "wait-for", "-L", "ch"]));
         assert!(!w(&["tmux", "wait-for", "other"]));
         assert!(!w(&["bash", "-c", "x"]));
+        assert!(w(&[
+            "tmux",
+            "wait-for",
+            "ch",
+            ";",
+            "display-message",
+            "-p",
+            "x"
+        ]));
+    }
+
+    #[test]
+    fn serving_needs_a_session_or_exit_empty_off() {
+        assert!(serving("12\t1700\t$0\t1\n"));
+        assert!(serving("12\t1700\t\t0\n"));
+        assert!(!serving("12\t1700\t\t1\n"));
+        assert!(!serving(""));
     }
 }
