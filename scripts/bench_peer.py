@@ -5,6 +5,7 @@ many can wait at once, and writes one JSON line per event on stdout:
   {"op": "text", "id": ID, "socket": NAME, "pane": "%3", "pattern": P,
    "timeout": S, "interval": S}
   {"op": "channel", "id": ID, "socket": NAME, "channel": C, "timeout": S}
+  {"op": "cancel", "id": ID}   (ends that wait: reported as not found)
   {"op": "quit"}
 Replies: {"id": ID, "armed": true} once the wait has taken its baseline
 (the call has started and its first poll is done: 150 ms after the call),
@@ -29,33 +30,40 @@ def emit(obj):
     sys.stdout.flush()
 
 
+RUNNING = {}
+
+
+async def finish(req, task):
+    RUNNING[req["id"]] = task
+    try:
+        r = await task
+        found, outcome = bool(getattr(r, "found", True)), str(getattr(r, "outcome", "signalled"))
+    except asyncio.CancelledError:
+        found, outcome = False, "cancelled"
+    except Exception as e:  # the peer raises on some conditions
+        found, outcome = False, "error: %s" % e
+    RUNNING.pop(req["id"], None)
+    emit({"id": req["id"], "found": found, "outcome": outcome,
+          "mono_ns": time.monotonic_ns(), "real_ns": time.time_ns()})
+
+
 async def run_text(req):
     task = asyncio.ensure_future(wait_for_text(
         patterns=[req["pattern"]], pane_id=req["pane"], socket_name=req["socket"],
         timeout=req["timeout"], interval=req.get("interval", 0.05)))
+    RUNNING[req["id"]] = task
     await asyncio.sleep(ARM_DELAY)
     emit({"id": req["id"], "armed": True})
-    try:
-        r = await task
-        found, outcome = bool(r.found), str(r.outcome)
-    except Exception as e:  # the peer raises on some conditions
-        found, outcome = False, "error: %s" % e
-    emit({"id": req["id"], "found": found, "outcome": outcome,
-          "mono_ns": time.monotonic_ns(), "real_ns": time.time_ns()})
+    await finish(req, task)
 
 
 async def run_channel(req):
     task = asyncio.ensure_future(wait_for_channel(
         req["channel"], timeout=req["timeout"], socket_name=req["socket"]))
+    RUNNING[req["id"]] = task
     await asyncio.sleep(ARM_DELAY)
     emit({"id": req["id"], "armed": True})
-    try:
-        await task
-        found, outcome = True, "signalled"
-    except Exception as e:
-        found, outcome = False, "error: %s" % e
-    emit({"id": req["id"], "found": found, "outcome": outcome,
-          "mono_ns": time.monotonic_ns(), "real_ns": time.time_ns()})
+    await finish(req, task)
 
 
 async def main():
@@ -77,6 +85,11 @@ async def main():
         req = json.loads(line)
         if req["op"] == "quit":
             break
+        if req["op"] == "cancel":
+            t = RUNNING.get(req["id"])
+            if t is not None:
+                t.cancel()
+            continue
         coro = run_text(req) if req["op"] == "text" else run_channel(req)
         t = asyncio.ensure_future(coro)
         tasks.add(t)

@@ -68,7 +68,13 @@ pub struct ControlSource {
 
 impl ControlSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
-        let client = ControlClient::attach(socket, &pane.session_id, pane.version, setup.deadline)?;
+        let client = ControlClient::attach(
+            socket,
+            &pane.session_id,
+            pane.version,
+            setup.deadline,
+            wanted,
+        )?;
         signals::route_to(client.sender());
         let mut me = ControlSource {
             client,
@@ -335,6 +341,30 @@ impl ControlSource {
                 ),
             },
         }
+    }
+}
+
+/// The notifications `on_notification` acts on; every other one (client
+/// attach and detach, renames, paste buffers) is dropped on the reader
+/// thread. Output of other panes is switched off at the server, where the
+/// version allows, and dropped here otherwise.
+const NOTIFICATIONS: [&str; 7] = [
+    "%window-close",
+    "%unlinked-window-close",
+    "%layout-change",
+    "%session-changed",
+    "%sessions-changed",
+    "%window-pane-changed",
+    "%unlinked-window-add",
+];
+
+fn wanted(msg: &Message) -> bool {
+    match msg {
+        Message::Notification(n) => {
+            let name = n.split(' ').next().unwrap_or("");
+            NOTIFICATIONS.contains(&name)
+        }
+        _ => true,
     }
 }
 

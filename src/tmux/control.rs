@@ -49,11 +49,16 @@ pub struct ControlClient {
 impl ControlClient {
     /// Start `tmux -C attach-session -t SESSION` and wait for the attach to
     /// be confirmed. `deadline` bounds the wait.
+    /// `keep` decides, on the reader thread, which output and notifications
+    /// are worth waking the waiter for (replies and `%exit` always are):
+    /// with many control clients on a server, every attach and detach is
+    /// announced to all of them.
     pub fn attach(
         socket: &Socket,
         session_id: &str,
         version: Version,
         deadline: Instant,
+        keep: fn(&Message) -> bool,
     ) -> Result<Self> {
         let mut cmd = socket.command();
         cmd.arg("-C")
@@ -77,7 +82,7 @@ impl ControlClient {
         let reader_tx = tx.clone();
         let reader = std::thread::Builder::new()
             .name("tmux-control-reader".into())
-            .spawn(move || read_loop(stdout, reader_tx))
+            .spawn(move || read_loop(stdout, reader_tx, keep))
             .map_err(|e| Error::io("cannot start reader thread", e))?;
         let stderr = Arc::new(Mutex::new(String::new()));
         let stderr_buf = Arc::clone(&stderr);
@@ -222,7 +227,7 @@ impl Drop for ControlClient {
     }
 }
 
-fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>) {
+fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>, keep: fn(&Message) -> bool) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut decoder = Decoder::new();
     let mut line = Vec::with_capacity(8192);
@@ -235,10 +240,12 @@ fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>) {
                 if line.last() == Some(&b'\n') {
                     line.pop();
                 }
-                if let Some(msg) = decoder.feed(&line)
-                    && tx.send(Event::Control(msg, at)).is_err()
-                {
-                    return;
+                if let Some(msg) = decoder.feed(&line) {
+                    let wanted =
+                        matches!(msg, Message::Reply { .. } | Message::Exit { .. }) || keep(&msg);
+                    if wanted && tx.send(Event::Control(msg, at)).is_err() {
+                        return;
+                    }
                 }
             }
         }
