@@ -350,3 +350,22 @@ fn hostile_pane_output_stays_data_and_json_stays_valid() {
     assert!(line.contains('\u{fffd}'), "{line}");
     assert!(!marker.exists());
 }
+
+#[test]
+fn inside_tmux_the_server_and_pane_come_from_the_environment() {
+    let s = TestServer::new();
+    let p2 = s
+        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    s.wait_for_prompt(&p2);
+    let mut c = std::process::Command::new(BIN);
+    c.env("TMUX", format!("{},1,0", s.socket.display()))
+        .env("TMUX_PANE", &p2)
+        .env_remove("TMUX_WAIT_MAX_SECONDS");
+    let w = s.start_wait_cmd(c, &["text", "--json", "--pattern", "FROM-ENV"]);
+    s.type_line(&p2, "echo FROM''-ENV");
+    let v = w.finish(&s).json();
+    assert_eq!(v["pane_id"], p2.as_str());
+    assert_eq!(v["outcome"], "matched");
+}
