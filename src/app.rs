@@ -1,14 +1,14 @@
 //! From arguments to an exit code: parse, validate into a request, run the
 //! wait, print the result. `main` only calls `run`.
 
-use crate::cli::{ChannelArgs, Cli, Command, Engine, TextArgs};
+use crate::cli::{ChannelArgs, Cli, Command, Engine, TextArgs, WatchArgs};
 use crate::config::{ceiling_from_env, effective_timeout, parse_duration, validate_channel};
 use crate::engine::EngineKind;
 use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::report::error_json;
 use crate::tmux::Socket;
-use crate::waits::{channel, text};
+use crate::waits::{channel, text, watch};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -82,7 +82,132 @@ pub fn run(args: Vec<OsString>) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
+        Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
+            Ok(r) => {
+                if a.json {
+                    print(&serde_json::to_string(&r).expect("serialisable"));
+                } else {
+                    print(&r.human());
+                }
+                r.exit_code()
+            }
+            Err(e) => fail(&e, a.json),
+        },
+        Command::List(a) => match watch::list(&socket) {
+            Ok(ws) => {
+                if a.json {
+                    print(&serde_json::to_string(&ws).expect("serialisable"));
+                } else {
+                    print(&watch::list_human(&ws));
+                }
+                exit::OK
+            }
+            Err(e) => fail(&e, a.json),
+        },
+        Command::Cancel(a) => {
+            let sel = match (a.id, a.pane, a.all) {
+                (Some(id), _, _) => watch::Selection::Id(id),
+                (_, Some(p), _) => watch::Selection::Pane(p),
+                _ => watch::Selection::All,
+            };
+            match watch::cancel(&socket, &sel) {
+                Ok(ids) if ids.is_empty() => {
+                    print("no watches to cancel");
+                    exit::OK
+                }
+                Ok(ids) => {
+                    print(&format!("cancelled {}", ids.join(" ")));
+                    exit::OK
+                }
+                Err(e) => fail(&e, false),
+            }
+        }
+        Command::Menu(a) => match watch::menu(&socket, a.client.as_deref()) {
+            Ok(()) => exit::OK,
+            Err(e) => fail(&e, false),
+        },
+        Command::Status(a) => match watch::status(&socket, a.clear) {
+            Ok(v) => {
+                print(&v);
+                exit::OK
+            }
+            Err(e) => fail(&e, false),
+        },
     }
+}
+
+fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
+    let timeout = duration("--timeout", &a.timeout)?;
+    let ceiling = ceiling_from_env()?;
+    if let Some(ch) = &a.channel {
+        validate_channel(ch)?;
+    }
+    if let Some(t) = &a.target {
+        validate_target(t)?;
+    }
+    let kind = if a.done {
+        watch::WatchKind::Done
+    } else if let Some(q) = &a.quiet {
+        watch::WatchKind::Quiet(duration("--quiet", q)?)
+    } else {
+        let mut patterns = a.patterns.clone();
+        if let Some(opt) = &a.pattern_option {
+            patterns.push(take_pane_option(&socket, a.target.as_deref(), opt)?);
+        }
+        if patterns.is_empty() {
+            return Err(Error::usage(
+                "nothing to watch: give --pattern, --pattern-option, --done or --quiet",
+            ));
+        }
+        let text_args = TextArgs {
+            target: a.target.clone(),
+            patterns,
+            stops: a.stops.clone(),
+            regex: a.regex,
+            match_case: a.match_case,
+            timeout: a.timeout.clone(),
+            interval: "50ms".into(),
+            engine: Engine::Control,
+            ready: None,
+            json: false,
+        };
+        watch::WatchKind::Text(Box::new(text_request(socket.clone(), &text_args)?))
+    };
+    Ok(watch::WatchRequest {
+        socket,
+        target: a.target.clone(),
+        kind,
+        timeout: effective_timeout(timeout, ceiling),
+        channel: a.channel.clone(),
+        label: a.label.clone(),
+    })
+}
+
+/// Read a pattern the plugin's prompt left in a pane option, and unset it.
+/// The text travels as data (an option value), never through a shell.
+fn take_pane_option(socket: &Socket, target: Option<&str>, name: &str) -> Result<String> {
+    let ok = name.len() > 1
+        && name.len() <= 64
+        && name.starts_with('@')
+        && name[1..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(Error::usage(format!(
+            "--pattern-option: '{}' is not a user option name (@name)",
+            name.escape_debug()
+        )));
+    }
+    let pane = crate::tmux::resolve_pane(socket, target)?;
+    let value = socket.run(["show-option", "-pqv", "-t", &pane.pane_id, name])?;
+    let _ = socket.run(["set-option", "-pu", "-t", &pane.pane_id, name]);
+    let value = value.join("\n");
+    if value.is_empty() {
+        return Err(Error::usage(format!(
+            "pane option {name} is empty: nothing to watch for"
+        )));
+    }
+    Ok(value)
 }
 
 fn duration(flag: &str, value: &str) -> Result<Duration> {
@@ -114,6 +239,7 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
     Ok(text::TextRequest {
         socket,
         target: a.target.clone(),
+        pattern_sources: a.patterns.clone(),
         patterns,
         stops,
         timeout: effective_timeout(timeout, ceiling),

@@ -56,7 +56,29 @@ pub enum Command {
     Channel(ChannelArgs),
     /// Signal a tmux wait-for channel (tmux wait-for -S NAME)
     Signal(SignalArgs),
+    /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
+    /// List the running watches of the server
+    List(ListArgs),
+    /// Cancel watches: one by id, those of a pane, or all
+    Cancel(CancelArgs),
+    /// Push the status-line segment again (--clear forgets the last result)
+    Status(StatusArgs),
+    /// Show a menu of the running watches on a client, to cancel one or all
+    Menu(MenuArgs),
 }
+
+pub const WATCH_HELP: &str = "\
+A watch records itself in a private per-user directory, so `tmux-wait list`
+shows it and `tmux-wait cancel` ends it, updates the status segment
+(#{@tmux_wait_status}), and when it ends: shows a message on the clients
+(@tmux-wait-message on), rings the bell in the pane (@tmux-wait-bell), sends
+a desktop notification (@tmux-wait-desktop, notify-send or osascript), runs
+the @tmux-wait-on-done command with TMUX_WAIT_* variables, and signals its
+channel (tmux-wait-done-ID unless --channel).
+
+Exit codes as for text; a cancelled watch exits 143.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Engine {
@@ -123,6 +145,91 @@ pub struct ChannelArgs {
     /// Print one JSON object on stdout
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Pane to watch (as for text)
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+
+    /// Success pattern (repeatable), as for text
+    #[arg(short = 'p', long = "pattern", value_name = "P")]
+    pub patterns: Vec<String>,
+
+    /// Read one more pattern from this pane option (set by the plugin's prompt), then unset it
+    #[arg(long, value_name = "@OPTION")]
+    pub pattern_option: Option<String>,
+
+    /// Failure pattern (repeatable), as for text
+    #[arg(short = 's', long = "stop", value_name = "S")]
+    pub stops: Vec<String>,
+
+    /// Treat patterns as regular expressions
+    #[arg(short = 'r', long)]
+    pub regex: bool,
+
+    /// Match case
+    #[arg(short = 'c', long)]
+    pub match_case: bool,
+
+    /// Wait for the command running in the pane to finish (its shell prompt returns)
+    #[arg(long, conflicts_with_all = ["patterns", "pattern_option", "quiet"])]
+    pub done: bool,
+
+    /// Wait until the pane has been quiet (no new output) this long
+    #[arg(long, value_name = "DUR", conflicts_with_all = ["patterns", "pattern_option"])]
+    pub quiet: Option<String>,
+
+    /// Give up after this long
+    #[arg(long, value_name = "DUR", default_value = "12h")]
+    pub timeout: String,
+
+    /// Channel to signal when the watch ends (default tmux-wait-done-ID)
+    #[arg(long, value_name = "NAME")]
+    pub channel: Option<String>,
+
+    /// How the watch is named in lists and messages
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// Print the result as one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print a JSON array of the watches
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct CancelArgs {
+    /// The watch's id (from list)
+    pub id: Option<String>,
+    /// Every watch of this pane
+    #[arg(long, value_name = "TARGET")]
+    pub pane: Option<String>,
+    /// Every watch of the server
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MenuArgs {
+    /// The client to show the menu on (default: the one tmux picks)
+    #[arg(short = 'c', long, value_name = "CLIENT")]
+    pub client: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Forget the last result
+    #[arg(long)]
+    pub clear: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,8 +7,10 @@ mod config;
 mod engine;
 mod error;
 mod matcher;
+mod notify;
 mod report;
 mod signals;
+mod state;
 mod tmux;
 mod waits;
 

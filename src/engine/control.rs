@@ -162,7 +162,10 @@ impl ControlSource {
     }
 
     fn send(&mut self, line: &str, purpose: Purpose) -> Result<()> {
-        self.client.send(line)?;
+        if self.client.send(line).is_err() {
+            // The connection is gone: say why (server, pane or detach).
+            return Err(self.lost());
+        }
         self.pending.push_back(purpose);
         Ok(())
     }
@@ -409,6 +412,13 @@ impl PaneSource for ControlSource {
         self.tracker
             .as_ref()
             .is_some_and(LineTracker::saw_alternate)
+    }
+
+    fn prompts(&self) -> (u32, Option<i32>) {
+        self.tracker
+            .as_ref()
+            .map(LineTracker::prompts)
+            .unwrap_or((0, None))
     }
 
     fn finish(&mut self) -> Result<Final> {

@@ -50,6 +50,11 @@ pub trait PaneSource {
     fn saw_output(&self) -> bool;
     /// The pane was on the alternate screen at some point.
     fn saw_alternate(&self) -> bool;
+    /// Shell prompts that came back, and the last exit status reported
+    /// (control engine only; polling cannot see them).
+    fn prompts(&self) -> (u32, Option<i32>) {
+        (0, None)
+    }
     /// Check the pane is still the one we watched and read its tail.
     fn finish(&mut self) -> Result<Final>;
 }

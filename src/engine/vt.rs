@@ -116,6 +116,10 @@ struct State {
     osc133: bool,
     /// Inside screen's `ESC k title ESC \`, whose text is not output.
     in_title: bool,
+    /// Times a shell started reading a new command line (a prompt came back).
+    prompts: u32,
+    /// The exit status an OSC 133 `D` mark reported last.
+    last_status: Option<i32>,
     now: Instant,
     out: Vec<Candidate>,
 }
@@ -149,6 +153,8 @@ impl LineTracker {
                 },
                 osc133: false,
                 in_title: false,
+                prompts: 0,
+                last_status: None,
                 now: Instant::now(),
                 out: Vec::new(),
             },
@@ -183,6 +189,12 @@ impl LineTracker {
     /// The pane was on the alternate screen at some point.
     pub fn saw_alternate(&self) -> bool {
         self.state.saw_alt
+    }
+
+    /// How many times a shell prompt came back (a command line was started
+    /// after output), and the last exit status an OSC 133 mark gave.
+    pub fn prompts(&self) -> (u32, Option<i32>) {
+        (self.state.prompts, self.state.last_status)
     }
 }
 
@@ -424,6 +436,9 @@ impl State {
                     }
                 }
                 Some(2004) if !self.osc133 => {
+                    if set && self.input == InputState::Output {
+                        self.prompts += 1;
+                    }
                     self.input = if set {
                         InputState::Prompt {
                             until: Some(self.now + PROMPT_WINDOW),
@@ -577,9 +592,21 @@ impl vte::Perform for State {
         }
         self.osc133 = true;
         match params.get(1).and_then(|p| p.first()) {
-            Some(b'A') => self.input = InputState::Prompt { until: None },
+            Some(b'A') => {
+                if self.input == InputState::Output {
+                    self.prompts += 1;
+                }
+                self.input = InputState::Prompt { until: None }
+            }
             Some(b'B') => self.input = InputState::Input,
-            Some(b'C') | Some(b'D') => self.input = InputState::Output,
+            Some(b'C') => self.input = InputState::Output,
+            Some(b'D') => {
+                self.input = InputState::Output;
+                self.last_status = params
+                    .get(2)
+                    .and_then(|p| std::str::from_utf8(p).ok())
+                    .and_then(|p| p.parse().ok());
+            }
             _ => {}
         }
     }
@@ -694,6 +721,22 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].text, "$");
         assert_eq!(c[0].line(), "$ ls");
+    }
+
+    #[test]
+    fn counts_prompts_coming_back() {
+        let mut t = LineTracker::new(&entry(80));
+        let t0 = Instant::now();
+        t.feed(b"building\r\n", t0);
+        assert_eq!(t.prompts(), (0, None));
+        t.feed(b"\x1b[?2004h$ ", t0);
+        assert_eq!(t.prompts(), (1, None));
+        // Redrawing the prompt while editing is not a new prompt.
+        t.feed(b"\x1b[?2004h$ ", t0);
+        assert_eq!(t.prompts(), (1, None));
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"out\r\n\x1b]133;D;3\x07\x1b]133;A\x07$ ", t0);
+        assert_eq!(t.prompts(), (1, Some(3)));
     }
 
     #[test]

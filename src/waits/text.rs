@@ -16,6 +16,8 @@ pub struct TextRequest {
     pub socket: Socket,
     pub target: Option<String>,
     pub patterns: PatternList,
+    /// The patterns as typed, for descriptions.
+    pub pattern_sources: Vec<String>,
     pub stops: PatternList,
     /// Already clamped by the ceiling.
     pub timeout: Duration,

@@ -21,6 +21,17 @@ pub const DEADLINE: Duration = Duration::from_secs(20);
 
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// PATH with the directory of the binary under test first, so the plugin's
+/// scripts, run by the server, find this build of tmux-wait.
+pub fn path_with_helper() -> std::ffi::OsString {
+    let dir = Path::new(BIN).parent().expect("binary dir").to_path_buf();
+    let mut paths = vec![dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("PATH")
+}
+
 pub fn unique(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let t = std::time::SystemTime::now()
@@ -88,8 +99,11 @@ impl TestServer {
             socket,
             pane: String::new(),
         };
-        let out = server
-            .tmux_cmd()
+        let mut start = server.tmux_cmd();
+        if std::env::var_os("TW_TMUX_VERBOSE").is_some() {
+            start.arg("-vv");
+        }
+        let out = start
             .arg("-f")
             .arg(&config)
             .args(["new-session", "-d", "-s", "main", "-x"])
@@ -97,6 +111,9 @@ impl TestServer {
             .arg("-y")
             .arg(o.height.to_string())
             .args(["-P", "-F", "#{pane_id}"])
+            .env("PATH", path_with_helper())
+            .env("TMPDIR", server.dir.path())
+            .env_remove("XDG_RUNTIME_DIR")
             .output()
             .expect("start tmux");
         assert!(out.status.success(), "tmux new-session failed: {out:?}");
@@ -135,7 +152,9 @@ impl TestServer {
         c.arg("-S").arg(&self.socket);
         c.env_remove("TMUX")
             .env_remove("TMUX_PANE")
-            .env_remove("TMUX_WAIT_MAX_SECONDS");
+            .env_remove("TMUX_WAIT_MAX_SECONDS")
+            .env_remove("XDG_RUNTIME_DIR")
+            .env("TMPDIR", self.dir.path());
         c.stdin(Stdio::null());
         c
     }
@@ -363,4 +382,132 @@ pub fn run_bounded(mut cmd: Command) -> Finished {
         }
     }
     finished(child.wait_with_output().expect("output"))
+}
+
+/// A real tmux client attached in a pseudo-terminal, to press key bindings.
+pub struct PtyClient {
+    master: std::fs::File,
+    child: Option<Child>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    /// What the client drew, most recent last (bounded).
+    screen: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl PtyClient {
+    pub fn attach(server: &TestServer) -> PtyClient {
+        use std::os::fd::{AsRawFd, OwnedFd};
+        let size = nix::pty::Winsize {
+            ws_row: 30,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).expect("openpty");
+        let slave: OwnedFd = pty.slave;
+        let mut cmd = server.tmux_cmd();
+        cmd.args(["attach-session", "-t", "main"])
+            .env("TERM", "xterm-256color")
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                if libc::ioctl(0, libc::TIOCSCTTY as _, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("tmux attach");
+        let master = std::fs::File::from(pty.master);
+        let mut drain = master.try_clone().unwrap();
+        let _ = master.as_raw_fd();
+        let screen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&screen);
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 65536];
+            while let Ok(n) = drain.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap();
+                s.extend_from_slice(&buf[..n]);
+                let excess = s.len().saturating_sub(1 << 20);
+                s.drain(..excess);
+            }
+        });
+        let client = PtyClient {
+            master,
+            child: Some(child),
+            reader: Some(reader),
+            screen,
+        };
+        server.wait_until(&server.pane, "the client to attach", || {
+            !server
+                .tmux(&["list-clients", "-F", "#{client_name}"])
+                .trim()
+                .is_empty()
+        });
+        client
+    }
+
+    /// Wait until the client has drawn `needle` since `forget()`.
+    pub fn wait_for_drawn(&self, server: &TestServer, needle: &str) {
+        server.wait_until(
+            &server.pane,
+            &format!("the client to draw {needle:?}"),
+            || {
+                let s = self.screen.lock().unwrap();
+                String::from_utf8_lossy(&s).contains(needle)
+            },
+        );
+    }
+
+    /// Press `keys` (a binding) until the client draws `needle`: right
+    /// after attaching, tmux sometimes takes the prefix for part of a
+    /// terminal reply. Stray keys that reached the pane are erased.
+    pub fn press_until_drawn(&mut self, server: &TestServer, keys: &[u8], needle: &str) {
+        for _ in 0..10 {
+            self.forget();
+            self.keys(keys);
+            let end = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < end {
+                if String::from_utf8_lossy(&self.screen.lock().unwrap()).contains(needle) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            server.tmux(&["send-keys", "-t", &server.pane, "C-u"]);
+        }
+        panic!(
+            "the client never drew {needle:?}; pane shows:\n{}",
+            server.capture(&server.pane)
+        );
+    }
+
+    /// Forget what was drawn so far.
+    pub fn forget(&self) {
+        self.screen.lock().unwrap().clear();
+    }
+
+    /// Type bytes as the person at the terminal would.
+    pub fn keys(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        self.master.write_all(bytes).expect("write to pty");
+        self.master.flush().unwrap();
+    }
+}
+
+impl Drop for PtyClient {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // The reader ends when the pty's other side is gone.
+        drop(self.reader.take());
+    }
 }

@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# Every option of the tmux-wait plugin and its default, in one place.
+# shellcheck disable=SC2034 # sourced: the names are used by the other scripts
+
+# Key bindings (prefix table). "none" disables one.
+key_text_option="@tmux-wait-key-text"          # wait for text: prompts for it
+key_text_default="W"
+key_done_option="@tmux-wait-key-done"          # notify when the running command finishes
+key_done_default="F"
+key_quiet_option="@tmux-wait-key-quiet"        # notify when the pane goes quiet
+key_quiet_default="Q"
+key_list_option="@tmux-wait-key-list"          # list and cancel watches
+key_list_default="M-w"
+
+# Watches.
+timeout_option="@tmux-wait-timeout"            # how long a watch may run
+timeout_default="12h"
+quiet_option="@tmux-wait-quiet-seconds"        # quiet means no output for this long
+quiet_default="30"
+
+# Reporting (read by the helper itself; listed here for the README).
+message_option="@tmux-wait-message"            # display-message on the clients
+message_default="on"
+message_ms_option="@tmux-wait-message-ms"
+message_ms_default="5000"
+bell_option="@tmux-wait-bell"                  # ring the bell in the watched pane
+bell_default="off"
+desktop_option="@tmux-wait-desktop"            # notify-send / osascript
+desktop_default="off"
+hook_option="@tmux-wait-on-done"               # a shell command; gets TMUX_WAIT_* variables
+hook_default=""
+
+# The status-line placeholder and the option it reads.
+status_placeholder="#{tmux_wait_status}"
+status_value="#{@tmux_wait_status}"
+
+# Where the prompt leaves the typed pattern for the helper to read.
+pattern_option="@tmux-wait-pattern"

@@ -1,0 +1,274 @@
+//! What outlives one process: the watches running for a tmux server and the
+//! last result, kept in a private per-user directory.
+//!
+//! Layout: `$XDG_RUNTIME_DIR/tmux-wait` (else `$TMPDIR/tmux-wait-UID`), mode
+//! 0700 and owned by us, checked on every use (a directory someone else made
+//! or a symlink planted there is refused); below it one directory per server
+//! (`server-<pid>-<start time>`), holding `watch-<id>.json` (0600) for each
+//! running watch and `last.json` for the last finished one. Files are
+//! written to a temporary name and renamed, so readers never see half a file.
+
+use crate::error::{Error, Kind, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// A running watch, as `tmux-wait list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchRecord {
+    pub id: String,
+    pub pid: u32,
+    pub pane_id: String,
+    /// `text`, `done` or `quiet`.
+    pub kind: String,
+    /// What is waited for, for people (the pattern, "command to finish"...).
+    pub label: String,
+    /// Seconds since the epoch.
+    pub started: u64,
+    pub timeout_seconds: f64,
+    pub channel: String,
+}
+
+/// How a watch ended, for the status line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastResult {
+    pub id: String,
+    pub pane_id: String,
+    pub label: String,
+    /// `matched`, `done`, `quiet`, `stopped`, `timeout`, `error`...
+    pub outcome: String,
+    pub ok: bool,
+    pub elapsed_seconds: f64,
+    pub finished: u64,
+}
+
+/// The state directory of one tmux server.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+fn current_uid() -> u32 {
+    // SAFETY: getuid cannot fail and has no preconditions.
+    unsafe { libc::getuid() }
+}
+
+fn base_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("tmux-wait");
+    }
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    tmp.join(format!("tmux-wait-{}", current_uid()))
+}
+
+/// Create `dir` 0700 if missing; refuse it unless it is a real directory
+/// owned by us and closed to others.
+fn private_dir(dir: &Path) -> Result<()> {
+    match DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(Error::io(&format!("cannot create {}", dir.display()), e)),
+    }
+    let meta = fs::symlink_metadata(dir)
+        .map_err(|e| Error::io(&format!("cannot read {}", dir.display()), e))?;
+    let uid = current_uid();
+    if !meta.is_dir() || meta.uid() != uid {
+        return Err(Error::new(
+            Kind::Io,
+            format!(
+                "{} is not a directory of ours; refusing to keep state there",
+                dir.display()
+            ),
+        ));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|e| Error::io(&format!("cannot restrict {}", dir.display()), e))?;
+    }
+    Ok(())
+}
+
+impl Store {
+    /// The store of the server identified by its pid and start time.
+    pub fn open(server_pid: &str, server_start: &str) -> Result<Store> {
+        let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !ok(server_pid) || !ok(server_start) {
+            return Err(Error::new(
+                Kind::Tmux,
+                "tmux did not say which server it is",
+            ));
+        }
+        let base = base_dir();
+        private_dir(&base)?;
+        let dir = base.join(format!("server-{server_pid}-{server_start}"));
+        private_dir(&dir)?;
+        Ok(Store { dir })
+    }
+
+    #[cfg(test)]
+    fn at(dir: PathBuf) -> Result<Store> {
+        private_dir(&dir)?;
+        Ok(Store { dir })
+    }
+
+    fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
+        let tmp = self.dir.join(format!(".{name}.{}", std::process::id()));
+        let data = serde_json::to_vec(value).expect("serialisable");
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| Error::io(&format!("cannot write {}", tmp.display()), e))?;
+        f.write_all(&data)
+            .map_err(|e| Error::io(&format!("cannot write {}", tmp.display()), e))?;
+        fs::rename(&tmp, self.dir.join(name))
+            .map_err(|e| Error::io(&format!("cannot write {name}"), e))
+    }
+
+    fn read_json<T: for<'de> Deserialize<'de>>(&self, path: &Path) -> Option<T> {
+        let f = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .ok()?;
+        serde_json::from_reader(f).ok()
+    }
+
+    pub fn add(&self, w: &WatchRecord) -> Result<()> {
+        self.write_json(&format!("watch-{}.json", w.id), w)
+    }
+
+    pub fn remove(&self, id: &str) {
+        let _ = fs::remove_file(self.dir.join(format!("watch-{id}.json")));
+    }
+
+    /// Running watches, oldest first; records of processes that are gone
+    /// (killed with SIGKILL, say) are removed on the way.
+    pub fn watches(&self) -> Vec<WatchRecord> {
+        let mut out: Vec<WatchRecord> = Vec::new();
+        let Ok(rd) = fs::read_dir(&self.dir) else {
+            return out;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with("watch-") && name.ends_with(".json")) {
+                continue;
+            }
+            match self.read_json::<WatchRecord>(&e.path()) {
+                Some(w) if process_is_watch(w.pid) => out.push(w),
+                _ => {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+        out.sort_by(|a, b| (a.started, &a.id).cmp(&(b.started, &b.id)));
+        out
+    }
+
+    pub fn set_last(&self, r: &LastResult) -> Result<()> {
+        self.write_json("last.json", r)
+    }
+
+    pub fn last(&self) -> Option<LastResult> {
+        self.read_json(&self.dir.join("last.json"))
+    }
+
+    pub fn clear_last(&self) {
+        let _ = fs::remove_file(self.dir.join("last.json"));
+    }
+}
+
+/// Is `pid` a live `tmux-wait` process of ours (not a recycled pid)?
+pub fn process_is_watch(pid: u32) -> bool {
+    let Ok(pid_i) = i32::try_from(pid) else {
+        return false;
+    };
+    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid_i), None).is_err() {
+        return false;
+    }
+    match fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(cmd) => cmd.split(|&b| b == 0).any(|a| a == b"watch"),
+        // No /proc (not Linux): trust the signal check.
+        Err(_) => !Path::new("/proc/self").exists(),
+    }
+}
+
+/// A short id for a new watch: unique per server for practical purposes.
+pub fn new_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mix = (t as u64) ^ (u64::from(std::process::id()) << 20);
+    format!("{:06x}", mix & 0xff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_stale_ones_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::at(tmp.path().join("s")).unwrap();
+        let mode = fs::metadata(tmp.path().join("s"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let w = WatchRecord {
+            id: "abc".into(),
+            pid: 999_999_999,
+            pane_id: "%1".into(),
+            kind: "text".into(),
+            label: "x".into(),
+            started: 1,
+            timeout_seconds: 1.0,
+            channel: "tmux-wait-done-abc".into(),
+        };
+        store.add(&w).unwrap();
+        let f = tmp.path().join("s/watch-abc.json");
+        assert_eq!(
+            fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // The pid is not a live watch: the record is dropped.
+        assert!(store.watches().is_empty());
+        assert!(!f.exists());
+        let r = LastResult {
+            id: "abc".into(),
+            pane_id: "%1".into(),
+            label: "x".into(),
+            outcome: "matched".into(),
+            ok: true,
+            elapsed_seconds: 1.5,
+            finished: 2,
+        };
+        store.set_last(&r).unwrap();
+        assert_eq!(store.last(), Some(r));
+    }
+
+    #[test]
+    fn refuses_a_planted_symlink() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("elsewhere");
+        fs::create_dir(&target).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(Store::at(link).is_err());
+    }
+
+    #[test]
+    fn ids_are_short_hex() {
+        let id = new_id();
+        assert_eq!(id.len(), 6);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+}

@@ -1,0 +1,207 @@
+//! The TPM plugin loaded into a real tmux server, with a real client
+//! attached in a pseudo-terminal pressing the key bindings.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+const PREFIX: &[u8] = b"\x02";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load_plugin(s: &TestServer) {
+    let entry = root().join("tmux-wait.tmux");
+    s.tmux(&["run-shell", &entry.to_string_lossy()]);
+}
+
+fn watches(s: &TestServer) -> Vec<Value> {
+    let mut c = s.tw();
+    c.args(["list", "--json"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    f.json().as_array().cloned().unwrap_or_default()
+}
+
+fn status(s: &TestServer) -> String {
+    s.tmux(&["show-option", "-gqv", "@tmux_wait_status"])
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn wait_for_text_from_the_key_binding() {
+    let s = TestServer::new();
+    let env_file = s.dir().join("hook.env");
+    let touched = s.dir().join("pwned");
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux-wait-on-done",
+        &format!(
+            "env | grep ^TMUX_WAIT_ > '{f}.tmp' && mv '{f}.tmp' '{f}'",
+            f = env_file.display()
+        ),
+    ]);
+    s.tmux(&["set-option", "-g", "status-right", "[#{tmux_wait_status}]"]);
+    load_plugin(&s);
+    let mut client = PtyClient::attach(&s);
+    // prefix W, then the pattern at the prompt. It holds tmux format and
+    // shell syntax, which must stay text all the way.
+    let pattern = format!("DONE #(touch {})", touched.display());
+    client.press_until_drawn(&s, b"\x02W", "wait for text:");
+    client.keys(pattern.as_bytes());
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the watch to start", || watches(&s).len() == 1);
+    let w = &watches(&s)[0];
+    assert_eq!(w["pane_id"], s.pane.as_str());
+    assert_eq!(w["label"], pattern.as_str());
+    s.wait_until(&s.pane, "the status segment", || {
+        status(&s).starts_with("⏳1")
+    });
+    // The pane prints the pattern (split in the typed line, so the echo
+    // does not match).
+    s.type_line(
+        &s.pane,
+        &format!("echo 'DONE #(touch {})'", touched.display()).replace("DONE", "DO''NE"),
+    );
+    s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
+    s.wait_until(&s.pane, "the result in the status", || {
+        status(&s).starts_with("✓")
+    });
+    assert!(
+        status(&s).contains("##(touch"),
+        "status not escaped: {}",
+        status(&s)
+    );
+    s.wait_until(&s.pane, "the hook", || env_file.exists());
+    let env = std::fs::read_to_string(&env_file).unwrap();
+    assert!(env.contains("TMUX_WAIT_OUTCOME=matched"), "{env}");
+    assert!(env.contains(&format!("TMUX_WAIT_PANE={}", s.pane)), "{env}");
+    assert!(env.contains("TMUX_WAIT_LINE=DONE #(touch"), "{env}");
+    let messages = s.tmux(&["show-messages"]);
+    assert!(messages.contains("tmux-wait ✓"), "{messages}");
+    // The status line shows the segment (placeholder replaced).
+    assert_eq!(
+        s.tmux(&["show-option", "-gv", "status-right"]).trim(),
+        "[#{@tmux_wait_status}]"
+    );
+    assert!(!touched.exists(), "pane text was run");
+    drop(client);
+}
+
+#[test]
+fn done_binding_and_cancel_from_the_list() {
+    let s = TestServer::new();
+    load_plugin(&s);
+    let mut client = PtyClient::attach(&s);
+    s.type_line(&s.pane, "sleep 30");
+    s.wait_until(&s.pane, "sleep to run", || {
+        s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &s.pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+            == "sleep"
+    });
+    client.keys(PREFIX);
+    client.keys(b"F");
+    // Right after attaching the prefix may be lost: press again if needed.
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while watches(&s).is_empty() && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if watches(&s).is_empty() {
+        client.keys(PREFIX);
+        client.keys(b"F");
+    }
+    s.wait_until(&s.pane, "the done watch", || watches(&s).len() == 1);
+    assert_eq!(watches(&s)[0]["kind"], "done");
+    // The menu lists it; "a" cancels all.
+    client.press_until_drawn(&s, b"\x02\x1bw", "Cancel all");
+    client.keys(b"a");
+    s.wait_until(&s.pane, "the watch to be cancelled", || {
+        watches(&s).is_empty()
+    });
+    s.tmux(&["send-keys", "-t", &s.pane, "C-c"]);
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket()
+            .iter()
+            .all(|p| !p.contains("tmux-wait"))
+    });
+    drop(client);
+}
+
+#[test]
+fn done_watch_reports_when_the_command_finishes() {
+    let s = TestServer::new();
+    s.type_line(&s.pane, "sleep 0.5");
+    let mut c = s.tw();
+    c.args([
+        "watch",
+        "-t",
+        &s.pane,
+        "--done",
+        "--json",
+        "--channel",
+        "done-ch",
+    ]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let v = f.json();
+    assert_eq!(v["outcome"], "done");
+    assert_eq!(v["channel"], "done-ch");
+    // At a prompt there is nothing to wait for.
+    s.wait_for_prompt(&s.pane);
+    let mut c = s.tw();
+    c.args(["watch", "-t", &s.pane, "--done"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(2));
+    assert!(f.stderr.contains("nothing is running"), "{}", f.stderr);
+}
+
+#[test]
+fn quiet_watch_and_channel() {
+    let s = TestServer::new();
+    let mut c = s.tw();
+    c.args(["watch", "-t", &s.pane, "--quiet", "300ms", "--json"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    assert_eq!(f.json()["outcome"], "quiet");
+}
+
+#[test]
+fn loading_twice_leaves_one_binding_and_one_segment() {
+    let s = TestServer::new();
+    s.tmux(&["set-option", "-g", "status-left", "L #{tmux_wait_status} R"]);
+    s.tmux(&["bind-key", "-T", "prefix", "Q", "display-message mine"]);
+    load_plugin(&s);
+    load_plugin(&s);
+    let keys = s.tmux(&["list-keys", "-T", "prefix"]);
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    // The user's own binding is kept.
+    assert!(keys.contains("display-message mine"));
+    assert_eq!(
+        s.tmux(&["show-option", "-gv", "status-left"]).trim(),
+        "L #{@tmux_wait_status} R"
+    );
+    let aliases = s.tmux(&["show-options", "-g", "command-alias"]);
+    assert_eq!(aliases.matches("wait-text=").count(), 1, "{aliases}");
+    // "none" disables a binding.
+    let s2 = TestServer::new();
+    s2.tmux(&["set-option", "-g", "@tmux-wait-key-text", "none"]);
+    load_plugin(&s2);
+    let keys = s2.tmux(&["list-keys", "-T", "prefix"]);
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert!(
+        !keys
+            .lines()
+            .any(|l| l.split_whitespace().nth(3) == Some("W")),
+        "{keys}"
+    );
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# tmux-wait plugin entry point, run by TPM on every config load: sets key
+# bindings and command aliases (never replacing a binding the user has),
+# puts the status segment in place of #{tmux_wait_status}, and builds the
+# helper in the background if it is missing. Fast, silent, idempotent.
+set -euo pipefail
+dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/variables.sh
+. "$dir/scripts/variables.sh"
+# shellcheck source=scripts/helpers.sh
+. "$dir/scripts/helpers.sh"
+
+script="$dir/scripts/tmux-wait.sh"
+# For tmux's parser: the script path in single quotes (a quote in it as '\'').
+q_script="'${script//\'/\'\\\'\'}'"
+
+# The commands, as tmux command strings. The typed pattern reaches the helper
+# as the value of a pane option (%%% escapes it for tmux's parser); it never
+# passes through a shell.
+cmd_text="command-prompt -p 'wait for text:' \"set-option -p $pattern_option \\\"%%%\\\" ; run-shell -b \\\"$q_script text '#{pane_id}'\\\"\""
+cmd_done="run-shell -b \"$q_script done '#{pane_id}'\""
+cmd_quiet="run-shell -b \"$q_script quiet '#{pane_id}'\""
+cmd_list="run-shell -b \"$q_script menu '#{client_name}'\""
+
+# bind KEY-OPTION DEFAULT COMMAND: bind unless "none" or already bound by
+# someone else (a binding of ours, from an earlier load, is replaced).
+bind_unless_taken() {
+    local key existing
+    key=$(get_tmux_option "$1" "$2")
+    [ "$key" = none ] && return 0
+    existing=$(tmux list-keys -T prefix "$key" 2>/dev/null || true)
+    if [ -n "$existing" ] && [[ "$existing" != *tmux-wait.sh* ]]; then
+        return 0
+    fi
+    tmux bind-key -T prefix "$key" "$3"
+}
+
+set_aliases() {
+    local aliases name entry i
+    aliases=$(tmux show-options -gv command-alias 2>/dev/null || true)
+    for name in wait-text wait-done wait-quiet wait-list; do
+        entry=""
+        case $name in
+            wait-text) entry="$name=$cmd_text" ;;
+            wait-done) entry="$name=$cmd_done" ;;
+            wait-quiet) entry="$name=$cmd_quiet" ;;
+            wait-list) entry="$name=$cmd_list" ;;
+        esac
+        if ! grep -q "^$name=" <<<"$aliases"; then
+            i=$(tmux show-options -g command-alias 2>/dev/null | wc -l)
+            tmux set-option -g "command-alias[$((i + 100))]" "$entry"
+        fi
+    done
+}
+
+# Replace the placeholder in status-left/right with the pushed segment.
+interpolate_status() {
+    local opt value
+    for opt in status-left status-right; do
+        value=$(tmux show-option -gqv "$opt")
+        if [[ "$value" == *"$status_placeholder"* ]]; then
+            tmux set-option -gq "$opt" "${value//"$status_placeholder"/"$status_value"}"
+        fi
+    done
+}
+
+main() {
+    bind_unless_taken "$key_text_option" "$key_text_default" "$cmd_text"
+    bind_unless_taken "$key_done_option" "$key_done_default" "$cmd_done"
+    bind_unless_taken "$key_quiet_option" "$key_quiet_default" "$cmd_quiet"
+    bind_unless_taken "$key_list_option" "$key_list_default" "$cmd_list"
+    set_aliases
+    interpolate_status
+    if ! tw_helper >/dev/null; then
+        tmux run-shell -b "$q_script build"
+    fi
+}
+
+main "$@"
