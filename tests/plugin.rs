@@ -205,3 +205,37 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
         "{keys}"
     );
 }
+
+#[test]
+fn watches_end_cleanly_when_their_pane_or_server_goes() {
+    let s = TestServer::new();
+    let p2 = s
+        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    s.wait_for_prompt(&p2);
+    let spawn = |target: &str| {
+        let mut c = s.tw();
+        c.args(["watch", "-t", target, "--pattern", "never", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let a = spawn(&p2);
+    let b = spawn(&p2);
+    let c = spawn(&s.pane);
+    s.wait_until(&s.pane, "three watches", || watches(&s).len() == 3);
+    s.tmux(&["kill-pane", "-t", &p2]);
+    for child in [a, b] {
+        let f = finished(child.wait_with_output().unwrap());
+        assert_eq!(f.code, Some(2), "{}", f.stdout);
+        assert_eq!(f.json()["outcome"], "pane_died");
+    }
+    s.wait_until(&s.pane, "one watch left", || watches(&s).len() == 1);
+    s.tmux(&["kill-server"]);
+    let f = finished(c.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket().is_empty()
+    });
+}
