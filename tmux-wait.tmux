@@ -64,7 +64,24 @@ interpolate_status() {
     done
 }
 
+# tmux 3.0 brought what the plugin uses (display-menu, pane options,
+# command-prompt's %%%); 3.3a is what it is tested on.
+version_ok() {
+    local v major minor
+    v=$(tmux display-message -p '#{version}')
+    v=${v#next-}
+    major=${v%%.*}
+    minor=${v#*.}
+    minor=${minor%%[!0-9]*}
+    [[ "$major" =~ ^[0-9]+$ ]] || return 0 # master and the like: newest
+    [ "$major" -gt 3 ] || { [ "$major" -eq 3 ] && [ "${minor:-0}" -ge 0 ]; }
+}
+
 main() {
+    if ! version_ok; then
+        tw_message "needs tmux 3.0 or newer (this is $(tmux display-message -p '#{version}'))"
+        return 0
+    fi
     bind_unless_taken "$key_text_option" "$key_text_default" "$cmd_text"
     bind_unless_taken "$key_done_option" "$key_done_default" "$cmd_done"
     bind_unless_taken "$key_quiet_option" "$key_quiet_default" "$cmd_quiet"
