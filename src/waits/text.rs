@@ -26,6 +26,29 @@ pub struct TextRequest {
     pub ready: Option<String>,
 }
 
+/// After a success pattern hits, output arriving this soon after is taken
+/// as part of the same write and checked for stop patterns (only when
+/// `--stop` is given).
+const STOP_GRACE: Duration = Duration::from_millis(3);
+
+fn stop_in_grace(
+    src: &mut dyn PaneSource,
+    req: &TextRequest,
+    deadline: Instant,
+) -> Result<Option<(usize, Vec<String>)>> {
+    let end = (Instant::now() + STOP_GRACE).min(deadline);
+    while let Some(more) = src.next_batch(end)? {
+        let texts: Vec<&str> = more.iter().map(|c| c.text.as_str()).collect();
+        if let Some((i, hits)) = req.stops.first_hit(&texts) {
+            return Ok(Some((
+                i,
+                hits.iter().map(|&h| more[h].line().to_owned()).collect(),
+            )));
+        }
+    }
+    Ok(None)
+}
+
 /// Setting up (attach, baseline) may take this long even when the timeout
 /// is shorter; the wait itself then ends at once.
 const SETUP_TIME: Duration = Duration::from_secs(10);
@@ -70,7 +93,17 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         };
         match judge(&req.patterns, &req.stops, &texts) {
             Some(Verdict::Stopped(i, hits)) => break (Outcome::Stopped, Some(i), lines(&hits)),
-            Some(Verdict::Matched(i, hits)) => break (Outcome::Matched, Some(i), lines(&hits)),
+            Some(Verdict::Matched(i, hits)) => {
+                // One write by a program can reach us in more than one
+                // piece; what follows within STOP_GRACE is the same output,
+                // and a stop pattern in it wins.
+                if !req.stops.is_empty()
+                    && let Some((si, stop_lines)) = stop_in_grace(&mut *src, req, deadline)?
+                {
+                    break (Outcome::Stopped, Some(si), stop_lines);
+                }
+                break (Outcome::Matched, Some(i), lines(&hits));
+            }
             None if req.patterns.is_empty() && src.saw_output() => {
                 let all: Vec<usize> = (0..batch.len()).collect();
                 break (Outcome::AnyOutput, None, lines(&all));
