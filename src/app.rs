@@ -53,22 +53,14 @@ pub fn run(args: Vec<OsString>) -> i32 {
     match cli.command {
         Command::Text(a) => match text_request(socket, &a).and_then(|r| text::run(&r)) {
             Ok(r) => {
-                if a.json {
-                    print(&serde_json::to_string(&r).expect("serialisable"));
-                } else {
-                    print(&r.human());
-                }
+                show(a.json, &r, || r.human());
                 r.outcome.exit_code()
             }
             Err(e) => fail(&e, a.json),
         },
         Command::Channel(a) => match channel_wait(&socket, &a) {
             Ok(r) => {
-                if a.json {
-                    print(&serde_json::to_string(&r).expect("serialisable"));
-                } else {
-                    print(&r.human());
-                }
+                show(a.json, &r, || r.human());
                 match r.outcome {
                     crate::report::ChannelOutcome::Signalled => exit::OK,
                     crate::report::ChannelOutcome::Timeout => exit::TIMEOUT,
@@ -84,22 +76,14 @@ pub fn run(args: Vec<OsString>) -> i32 {
         }
         Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
             Ok(r) => {
-                if a.json {
-                    print(&serde_json::to_string(&r).expect("serialisable"));
-                } else {
-                    print(&r.human());
-                }
+                show(a.json, &r, || r.human());
                 r.exit_code()
             }
             Err(e) => fail(&e, a.json),
         },
         Command::List(a) => match watch::list(&socket) {
             Ok(ws) => {
-                if a.json {
-                    print(&serde_json::to_string(&ws).expect("serialisable"));
-                } else {
-                    print(&watch::list_human(&ws));
-                }
+                show(a.json, &ws, || watch::list_human(&ws));
                 exit::OK
             }
             Err(e) => fail(&e, a.json),
@@ -150,21 +134,20 @@ fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
     } else if let Some(q) = &a.quiet {
         watch::WatchKind::Quiet(duration("--quiet", q)?)
     } else {
-        let mut patterns = a.patterns.clone();
+        let mut matching = a.matching.clone();
         if let Some(opt) = &a.pattern_option {
-            patterns.push(take_pane_option(&socket, a.target.as_deref(), opt)?);
+            matching
+                .patterns
+                .push(take_pane_option(&socket, a.target.as_deref(), opt)?);
         }
-        if patterns.is_empty() {
+        if matching.patterns.is_empty() {
             return Err(Error::usage(
                 "nothing to watch: give --pattern, --pattern-option, --done or --quiet",
             ));
         }
         let text_args = TextArgs {
             target: a.target.clone(),
-            patterns,
-            stops: a.stops.clone(),
-            regex: a.regex,
-            match_case: a.match_case,
+            matching,
             timeout: a.timeout.clone(),
             interval: "50ms".into(),
             engine: Engine::Control,
@@ -225,11 +208,11 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
     }
     let ceiling = ceiling_from_env()?;
     let compile = |list: &[String], flag: &str| {
-        PatternList::new(list, a.regex, a.match_case, flag)
+        PatternList::new(list, a.matching.regex, a.matching.match_case, flag)
             .map_err(|m| Error::new(Kind::InvalidRegex, m))
     };
-    let patterns = compile(&a.patterns, "--pattern")?;
-    let stops = compile(&a.stops, "--stop")?;
+    let patterns = compile(&a.matching.patterns, "--pattern")?;
+    let stops = compile(&a.matching.stops, "--stop")?;
     if let Some(ch) = &a.ready {
         validate_channel(ch)?;
     }
@@ -239,7 +222,7 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
     Ok(text::TextRequest {
         socket,
         target: a.target.clone(),
-        pattern_sources: a.patterns.clone(),
+        pattern_sources: a.matching.patterns.clone(),
         patterns,
         stops,
         timeout: effective_timeout(timeout, ceiling),
@@ -273,6 +256,15 @@ fn channel_wait(socket: &Socket, a: &ChannelArgs) -> Result<crate::report::Chann
     let timeout = duration("--timeout", &a.timeout)?;
     let ceiling = ceiling_from_env()?;
     channel::wait(socket, &a.name, effective_timeout(timeout, ceiling))
+}
+
+/// Print a result: its JSON with --json, else the line for people.
+fn show<T: serde::Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
+    if json {
+        print(&serde_json::to_string(value).expect("serialisable"));
+    } else {
+        print(&human());
+    }
 }
 
 /// Print a line on stdout; a closed stdout (EPIPE) is not an error.

@@ -90,13 +90,10 @@ pub enum Engine {
     Poll,
 }
 
-#[derive(Debug, Args)]
-pub struct TextArgs {
-    /// Pane to watch: any tmux target (%3, sess:1.0, $1); default: $TMUX_PANE, else the pane tmux picks
-    #[arg(short = 't', long = "target", value_name = "TARGET")]
-    pub target: Option<String>,
-
-    /// Success pattern (repeatable; the first in order that hits wins). Literal unless --regex. None: any new output ends the wait
+/// How new lines are matched: shared by `text` and `watch`.
+#[derive(Debug, Clone, Args)]
+pub struct MatchArgs {
+    /// Success pattern (repeatable; the first in order that hits wins). Literal unless --regex. For text, none means any new output ends the wait
     #[arg(short = 'p', long = "pattern", value_name = "P")]
     pub patterns: Vec<String>,
 
@@ -111,6 +108,16 @@ pub struct TextArgs {
     /// Match case (default: case-insensitive)
     #[arg(short = 'c', long)]
     pub match_case: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TextArgs {
+    /// Pane to watch: any tmux target (%3, sess:1.0, $1); default: $TMUX_PANE, else the pane tmux picks
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+
+    #[command(flatten)]
+    pub matching: MatchArgs,
 
     /// How long to wait: seconds (2.5) or with a unit (500ms, 2m, 1h); clamped by $TMUX_WAIT_MAX_SECONDS
     #[arg(long, value_name = "DUR", default_value = "8")]
@@ -153,25 +160,12 @@ pub struct WatchArgs {
     #[arg(short = 't', long = "target", value_name = "TARGET")]
     pub target: Option<String>,
 
-    /// Success pattern (repeatable), as for text
-    #[arg(short = 'p', long = "pattern", value_name = "P")]
-    pub patterns: Vec<String>,
+    #[command(flatten)]
+    pub matching: MatchArgs,
 
     /// Read one more pattern from this pane option (set by the plugin's prompt), then unset it
     #[arg(long, value_name = "@OPTION")]
     pub pattern_option: Option<String>,
-
-    /// Failure pattern (repeatable), as for text
-    #[arg(short = 's', long = "stop", value_name = "S")]
-    pub stops: Vec<String>,
-
-    /// Treat patterns as regular expressions
-    #[arg(short = 'r', long)]
-    pub regex: bool,
-
-    /// Match case
-    #[arg(short = 'c', long)]
-    pub match_case: bool,
 
     /// Wait for the command running in the pane to finish (its shell prompt returns)
     #[arg(long, conflicts_with_all = ["patterns", "pattern_option", "quiet"])]

@@ -199,12 +199,7 @@ fn a_sigkilled_server_is_not_a_signal() {
     let name = unique("sigkill");
     let child = channel(&s, &name, &["--timeout", "20"]);
     wait_armed(&s, &name);
-    let pid = s.tmux(&["display-message", "-p", "#{pid}"]);
-    let st = std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    s.kill_server_hard();
     let f = finished(child.wait_with_output().unwrap());
     assert_eq!(f.code, Some(2), "{}", f.stdout);
     assert_eq!(f.json()["error"]["kind"], "server_exited");

@@ -12,12 +12,7 @@ fn kill_server_during_a_text_wait_is_server_exited() {
         if how == "kill-server" {
             s.tmux(&["kill-server"]);
         } else {
-            let pid = s.tmux(&["display-message", "-p", "#{pid}"]);
-            let st = std::process::Command::new("kill")
-                .args(["-9", pid.trim()])
-                .status()
-                .unwrap();
-            assert!(st.success());
+            s.kill_server_hard();
         }
         let f = w.finish(&s);
         assert_eq!(f.code, Some(2), "{how}: {}", f.stdout);

@@ -146,6 +146,16 @@ impl TestServer {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Kill the server with SIGKILL (no clean shutdown).
+    pub fn kill_server_hard(&self) {
+        let pid = self.tmux(&["display-message", "-p", "#{pid}"]);
+        let st = Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status()
+            .expect("kill");
+        assert!(st.success());
+    }
+
     /// A `tmux-wait` command for this server.
     pub fn tw(&self) -> Command {
         let mut c = Command::new(BIN);
