@@ -36,7 +36,10 @@ fn main() {
         Ok(code) => code,
         Err(_) => {
             if json {
-                println!("{}", report::error_json("internal", "internal error; see stderr"));
+                println!(
+                    "{}",
+                    report::error_json("internal", "internal error; see stderr")
+                );
             }
             error::exit::ERROR
         }
