@@ -239,3 +239,71 @@ fn watches_end_cleanly_when_their_pane_or_server_goes() {
         s.processes_using_socket().is_empty()
     });
 }
+
+/// With no helper of the plugin's version, loading the plugin builds one in
+/// the background and says so; a key pressed meanwhile says it is building.
+#[test]
+fn builds_the_helper_when_missing_and_says_so() {
+    let s = TestServer::new();
+    // A copy of the plugin whose version no tmux-wait has, and a stand-in
+    // cargo that waits for the test's go-ahead.
+    let plugin = s.dir().join("plugin");
+    std::fs::create_dir_all(plugin.join("scripts")).unwrap();
+    for f in [
+        "tmux-wait.tmux",
+        "scripts/tmux-wait.sh",
+        "scripts/helpers.sh",
+        "scripts/variables.sh",
+    ] {
+        std::fs::copy(root().join(f), plugin.join(f)).unwrap();
+    }
+    std::fs::write(
+        plugin.join("Cargo.toml"),
+        "[package]\nname = \"tmux-wait\"\nversion = \"9.9.9\"\n",
+    )
+    .unwrap();
+    let bin = s.dir().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let go = s.dir().join("go");
+    std::fs::write(
+        bin.join("cargo"),
+        format!(
+            "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nmkdir -p target/release\nprintf '#!/bin/sh\\necho tmux-wait 9.9.9\\n' > target/release/tmux-wait\nchmod +x target/release/tmux-wait\n",
+            go.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    s.tmux(&["set-environment", "-g", "PATH", &path]);
+    let client = PtyClient::attach(&s);
+    s.tmux(&[
+        "run-shell",
+        &plugin.join("tmux-wait.tmux").to_string_lossy(),
+    ]);
+    let messages = || s.tmux(&["show-messages"]);
+    s.wait_until(&s.pane, "the building message", || {
+        messages().contains("building the helper")
+    });
+    // A binding pressed now says the helper is still building.
+    let keys = s.tmux(&["list-keys", "-T", "prefix", "F"]);
+    assert!(keys.contains("tmux-wait.sh"), "{keys}");
+    s.tmux(&[
+        "run-shell",
+        &format!(
+            "'{}' done '{}'",
+            plugin.join("scripts/tmux-wait.sh").display(),
+            s.pane
+        ),
+    ]);
+    s.wait_until(&s.pane, "the still-building message", || {
+        messages().contains("still building")
+    });
+    std::fs::write(&go, "").unwrap();
+    s.wait_until(&s.pane, "the built message", || {
+        messages().contains("helper built; ready")
+    });
+    assert!(plugin.join("target/release/tmux-wait").exists());
+    drop(client);
+}
