@@ -63,13 +63,13 @@ tw_find_cargo() {
     return 1
 }
 
-# The lock and log of a build, in a private directory.
+# The lock and log of a build, inside the plugin's own target directory
+# (a directory of the user's, never a shared /tmp name).
 tw_build_dir() {
-    local dir uid
-    uid=$(id -u)
-    dir="${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/tmux-wait-build-$uid"
-    mkdir -m 700 "$dir" 2>/dev/null || true
-    if [ -L "$dir" ] || [ ! -d "$dir" ] || [ ! -O "$dir" ]; then
+    local dir
+    dir="$(tw_plugin_dir)/target/tmux-wait-build"
+    mkdir -p "$dir" 2>/dev/null || return 1
+    if [ -L "$dir" ] || [ ! -O "$dir" ]; then
         return 1
     fi
     printf '%s\n' "$dir"
@@ -90,7 +90,7 @@ tw_build() {
         return 1
     fi
     dir=$(tw_build_dir) || {
-        tw_message "cannot build: no private directory for the build log"
+        tw_message "cannot build: cannot write $(tw_plugin_dir)/target"
         return 1
     }
     if ! mkdir "$dir/lock" 2>/dev/null; then

@@ -1,10 +1,11 @@
 //! What outlives one process: the watches running for a tmux server and the
 //! last result, kept in a private per-user directory.
 //!
-//! Layout: `$XDG_RUNTIME_DIR/tmux-wait` (else `$TMPDIR/tmux-wait-UID`), mode
-//! 0700 and owned by us, checked on every use (a directory someone else made
-//! or a symlink planted there is refused); below it one directory per server
-//! (`server-<pid>-<start time>`), holding `watch-<id>.json` (0600) for each
+//! Layout: `$XDG_RUNTIME_DIR/tmux-wait`, else `tmux-wait` beside the server's
+//! socket (for the default sockets that is inside tmux's own private
+//! `/tmp/tmux-UID`), mode 0700 and owned by us, checked on every use (a
+//! directory someone else made or a symlink planted there is refused); below
+//! it one directory per server (`server-<pid>-<start time>`), holding `watch-<id>.json` (0600) for each
 //! running watch and `last.json` for the last finished one. Files are
 //! written to a temporary name and renamed, so readers never see half a file.
 
@@ -55,15 +56,17 @@ fn current_uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
-fn base_dir() -> PathBuf {
+fn base_dir(socket_path: &Path) -> Result<PathBuf> {
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("tmux-wait");
+        return Ok(PathBuf::from(d).join("tmux-wait"));
     }
-    let tmp = std::env::var_os("TMPDIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    tmp.join(format!("tmux-wait-{}", current_uid()))
+    match socket_path.parent() {
+        Some(dir) if socket_path.is_absolute() => Ok(dir.join("tmux-wait")),
+        _ => Err(Error::new(
+            Kind::Tmux,
+            "tmux did not say where its socket is; set XDG_RUNTIME_DIR",
+        )),
+    }
 }
 
 /// Create `dir` 0700 if missing; refuse it unless it is a real directory
@@ -95,7 +98,7 @@ fn private_dir(dir: &Path) -> Result<()> {
 
 impl Store {
     /// The store of the server identified by its pid and start time.
-    pub fn open(server_pid: &str, server_start: &str) -> Result<Store> {
+    pub fn open(server_pid: &str, server_start: &str, socket_path: &Path) -> Result<Store> {
         let ok = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if !ok(server_pid) || !ok(server_start) {
             return Err(Error::new(
@@ -103,7 +106,7 @@ impl Store {
                 "tmux did not say which server it is",
             ));
         }
-        let base = base_dir();
+        let base = base_dir(socket_path)?;
         private_dir(&base)?;
         let dir = base.join(format!("server-{server_pid}-{server_start}"));
         private_dir(&dir)?;

@@ -99,10 +99,19 @@ fn now_secs() -> u64 {
 
 /// The state store of the server behind `socket`.
 pub fn store_for(socket: &Socket) -> Result<Store> {
-    let lines = socket.run(["display-message", "-p", "#{pid}\t#{start_time}"])?;
+    let lines = socket.run([
+        "display-message",
+        "-p",
+        "#{pid}\t#{start_time}\t#{socket_path}",
+    ])?;
     let line = lines.first().cloned().unwrap_or_default();
-    let (pid, start) = line.split_once('\t').unwrap_or(("", ""));
-    Store::open(pid, start)
+    let mut f = line.splitn(3, '\t');
+    let (pid, start, path) = (
+        f.next().unwrap_or(""),
+        f.next().unwrap_or(""),
+        f.next().unwrap_or(""),
+    );
+    Store::open(pid, start, std::path::Path::new(path))
 }
 
 pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
