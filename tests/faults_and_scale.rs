@@ -102,3 +102,41 @@ fn a_closed_stdout_keeps_the_exit_code() {
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(1));
 }
+
+#[test]
+fn memory_stays_bounded_under_a_flood_and_an_endless_line() {
+    let s = TestServer::with(Options {
+        history_limit: 2000,
+        ..Options::default()
+    });
+    let w = s.start_wait(&[
+        "text",
+        "-t",
+        &s.pane,
+        "--json",
+        "--pattern",
+        "NEVER-PRINTED",
+        "--timeout",
+        "60",
+    ]);
+    let done = unique("flood-done");
+    s.type_line(
+        &s.pane,
+        &format!(
+            "seq 1 500000; yes 0123456789 | head -c 8000000 | tr -d '\\n'; echo; tmux -S {} wait-for -S {done}",
+            s.socket.display()
+        ),
+    );
+    let mut sync = s.tmux_cmd();
+    sync.args(["wait-for", &done]);
+    assert_eq!(run_bounded(sync).code, Some(0));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", w.pid())).unwrap_or_default();
+    let hwm_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(hwm_kb > 0 && hwm_kb < 64 * 1024, "peak memory {hwm_kb} kB");
+    drop(w);
+}
