@@ -140,7 +140,18 @@ fn done_binding_and_cancel_from_the_list() {
 #[test]
 fn done_watch_reports_when_the_command_finishes() {
     let s = TestServer::new();
-    s.type_line(&s.pane, "sleep 0.5");
+    s.type_line(&s.pane, "sleep 0.7");
+    s.wait_until(&s.pane, "sleep to run", || {
+        s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &s.pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+            == "sleep"
+    });
     let mut c = s.tw();
     c.args([
         "watch",
@@ -156,6 +167,11 @@ fn done_watch_reports_when_the_command_finishes() {
     let v = f.json();
     assert_eq!(v["outcome"], "done");
     assert_eq!(v["channel"], "done-ch");
+    // The command's own run time, from its process's start (Linux).
+    if std::path::Path::new("/proc/self/stat").exists() {
+        let ran = v["command_seconds"].as_f64().unwrap();
+        assert!((0.6..5.0).contains(&ran), "{v}");
+    }
     // At a prompt there is nothing to wait for.
     s.wait_for_prompt(&s.pane);
     let mut c = s.tw();

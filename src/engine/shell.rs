@@ -30,6 +30,37 @@ fn parse_tpgid(stat: &str) -> Option<u32> {
     after.split_whitespace().nth(5)?.parse().ok()
 }
 
+/// How long the command in the pane's foreground has been running: the age
+/// of its process group leader (Linux `/proc`; None elsewhere, or when the
+/// shell itself is in the foreground).
+pub fn foreground_age(pane_pid: u32) -> Option<std::time::Duration> {
+    let fg = foreground_group(pane_pid)?;
+    if fg == pane_pid {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{fg}/stat")).ok()?;
+    let start_ticks = parse_start_ticks(&stat)?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return None;
+    }
+    let age = uptime - start_ticks as f64 / hz as f64;
+    (age >= 0.0).then(|| std::time::Duration::from_secs_f64(age))
+}
+
+/// The 22nd field of `/proc/PID/stat`: start time in clock ticks after boot.
+fn parse_start_ticks(stat: &str) -> Option<u64> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
 fn raw_mode(tty: &str) -> Option<bool> {
     if !tty.starts_with("/dev/") {
         return None;
@@ -49,6 +80,12 @@ fn raw_mode(tty: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_start_ticks() {
+        let stat = "42 (a b) S 1 42 42 34816 42 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
+        assert_eq!(parse_start_ticks(stat), Some(123456));
+    }
 
     #[test]
     fn reads_tpgid() {

@@ -56,6 +56,9 @@ pub struct WatchResult {
     /// For `done`: the command's exit status when the shell reported it
     /// (OSC 133), else null.
     pub exit_status: Option<i32>,
+    /// For `done`: how long the command ran, from its process's start
+    /// (Linux), else null.
+    pub command_seconds: Option<f64>,
     pub line: String,
     pub channel: String,
     pub elapsed_seconds: f64,
@@ -69,6 +72,9 @@ impl WatchResult {
         );
         if let Some(c) = self.exit_status {
             s.push_str(&format!(", exit {c}"));
+        }
+        if let Some(t) = self.command_seconds {
+            s.push_str(&format!(", the command ran {t:.1}s"));
         }
         if !self.line.is_empty() {
             s.push_str(": ");
@@ -139,6 +145,11 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
             ),
         ));
     }
+    // For --done: the command started before the watch; its process says when.
+    let command_age = match req.kind {
+        WatchKind::Done => crate::engine::shell::foreground_age(pane.pane_pid),
+        _ => None,
+    };
     let record = WatchRecord {
         id: id.clone(),
         pid: std::process::id(),
@@ -164,13 +175,14 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
         Err(e) => (e.kind.as_str().to_owned(), false, e.message.clone(), None),
     };
     let elapsed = start.elapsed();
+    let command_seconds = command_age.map(|a| seconds(a + elapsed));
     let last = LastResult {
         id: id.clone(),
         pane_id: pane.pane_id.clone(),
         label: label.clone(),
         outcome: outcome.clone(),
         ok,
-        elapsed_seconds: seconds(elapsed),
+        elapsed_seconds: command_seconds.unwrap_or(seconds(elapsed)),
         finished: now_secs(),
     };
     let _ = store.set_last(&last);
@@ -194,6 +206,7 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
         outcome,
         ok,
         exit_status,
+        command_seconds,
         line,
         channel,
         elapsed_seconds: seconds(elapsed),
