@@ -139,18 +139,12 @@ mod tests {
         let alphabet = [
             "1", "0", ".", "e", "E", "-", "+", "ms", "s", "m", "h", " ", "9", "nan", "x",
         ];
-        let mut x: u64 = 0x853c_49e6_748f_ea9b;
+        let mut rng = crate::testutil::XorShift(0x853c_49e6_748f_ea9b);
         for _ in 0..20_000 {
             let mut s = String::new();
-            for _ in 0..(x % 8) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                s.push_str(alphabet[(x % alphabet.len() as u64) as usize]);
+            for _ in 0..rng.below(8) {
+                s.push_str(alphabet[rng.below(alphabet.len())]);
             }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
             if let Ok(d) = parse_duration(&s) {
                 assert!(
                     d > Duration::ZERO && d.as_secs_f64() <= MAX_DURATION_SECS,

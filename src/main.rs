@@ -11,6 +11,8 @@ mod notify;
 mod report;
 mod signals;
 mod state;
+#[cfg(test)]
+mod testutil;
 mod tmux;
 mod waits;
 

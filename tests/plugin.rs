@@ -98,17 +98,7 @@ fn done_binding_and_cancel_from_the_list() {
     load_plugin(&s);
     let mut client = PtyClient::attach(&s);
     s.type_line(&s.pane, "sleep 30");
-    s.wait_until(&s.pane, "sleep to run", || {
-        s.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &s.pane,
-            "#{pane_current_command}",
-        ])
-        .trim()
-            == "sleep"
-    });
+    s.wait_for_command(&s.pane, "sleep");
     client.keys(PREFIX);
     client.keys(b"F");
     // Right after attaching the prefix may be lost: press again if needed.
@@ -141,17 +131,7 @@ fn done_binding_and_cancel_from_the_list() {
 fn done_watch_reports_when_the_command_finishes() {
     let s = TestServer::new();
     s.type_line(&s.pane, "sleep 0.7");
-    s.wait_until(&s.pane, "sleep to run", || {
-        s.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &s.pane,
-            "#{pane_current_command}",
-        ])
-        .trim()
-            == "sleep"
-    });
+    s.wait_for_command(&s.pane, "sleep");
     let mut c = s.tw();
     c.args([
         "watch",
@@ -225,11 +205,7 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
 #[test]
 fn watches_end_cleanly_when_their_pane_or_server_goes() {
     let s = TestServer::new();
-    let p2 = s
-        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_owned();
-    s.wait_for_prompt(&p2);
+    let p2 = s.split();
     let spawn = |target: &str| {
         let mut c = s.tw();
         c.args(["watch", "-t", target, "--pattern", "never", "--json"])

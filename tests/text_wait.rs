@@ -188,11 +188,7 @@ fn alternate_screen_suppresses_matching() {
 #[test]
 fn a_killed_pane_is_an_error() {
     let s = TestServer::new();
-    let p2 = s
-        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_owned();
-    s.wait_for_prompt(&p2);
+    let p2 = s.split();
     let w = s.start_wait(&["text", "-t", &p2, "--pattern", "never", "--json"]);
     s.tmux(&["kill-pane", "-t", &p2]);
     let f = w.finish(&s);
@@ -354,11 +350,7 @@ fn hostile_pane_output_stays_data_and_json_stays_valid() {
 #[test]
 fn inside_tmux_the_server_and_pane_come_from_the_environment() {
     let s = TestServer::new();
-    let p2 = s
-        .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_owned();
-    s.wait_for_prompt(&p2);
+    let p2 = s.split();
     let mut c = std::process::Command::new(BIN);
     c.env("TMUX", format!("{},1,0", s.socket.display()))
         .env("TMUX_PANE", &p2)

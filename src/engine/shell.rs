@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn reads_start_ticks() {
-        let stat = "42 (a b) S 1 42 42 34816 42 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
+        let stat = "42 (a b) S 1 42 42 34816 42 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
         assert_eq!(parse_start_ticks(stat), Some(123456));
     }
 

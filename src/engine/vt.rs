@@ -824,20 +824,7 @@ mod tests {
 #[cfg(test)]
 mod hostile_input {
     use super::*;
-
-    /// A small deterministic generator: no dependency, same run every time.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn pick<'a>(&mut self, items: &[&'a [u8]]) -> &'a [u8] {
-            items[(self.next() % items.len() as u64) as usize]
-        }
-    }
+    use crate::testutil::XorShift;
 
     /// Escape-heavy random input at odd widths never panics and keeps the
     /// line bounded: every cursor-moving and erasing sequence, with huge,
@@ -917,7 +904,7 @@ mod hostile_input {
     }
 
     fn soup(pieces: &[&[u8]], seed: u64) {
-        let mut rng = Rng(seed);
+        let mut rng = XorShift(seed);
         for round in 0..400 {
             let width = [1, 2, 3, 7, 80, 200][round % 6];
             let mut t = LineTracker::new(&Entry {
@@ -930,12 +917,12 @@ mod hostile_input {
             let t0 = Instant::now();
             for step in 0..300 {
                 let mut chunk = Vec::new();
-                for _ in 0..(rng.next() % 8) {
-                    chunk.extend_from_slice(rng.pick(pieces));
+                for _ in 0..rng.below(8) {
+                    chunk.extend_from_slice(pieces[rng.below(pieces.len())]);
                 }
                 t.feed(&chunk, t0 + Duration::from_millis(step));
                 if step % 17 == 0 {
-                    t.set_width(1 + (rng.next() % 120) as usize);
+                    t.set_width(1 + rng.below(120));
                 }
                 for c in t.take(step % 2 == 0) {
                     assert!(c.text.len() <= 4 * (MAX_CELLS + 4096));

@@ -204,29 +204,22 @@ mod tests {
 
     #[test]
     fn random_lines_never_panic() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rng = crate::testutil::XorShift(0x2545_f491_4f6c_dd1d);
         let mut d = Decoder::new();
         let alphabet = b"%\\01234567 \xff\x00abcdeginoprstux\n";
+        let prefixes: [&[u8]; 6] = [
+            b"%output %",
+            b"%begin 1 2 ",
+            b"%end 1 2 ",
+            b"%exit",
+            b"%",
+            b"",
+        ];
         for _ in 0..20_000 {
-            let mut line = Vec::new();
-            let prefix: &[u8] = match x % 6 {
-                0 => b"%output %",
-                1 => b"%begin 1 2 ",
-                2 => b"%end 1 2 ",
-                3 => b"%exit",
-                4 => b"%",
-                _ => b"",
-            };
-            line.extend_from_slice(prefix);
-            for _ in 0..(x % 40) {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                line.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            let mut line = prefixes[rng.below(prefixes.len())].to_vec();
+            for _ in 0..rng.below(40) {
+                line.push(alphabet[rng.below(alphabet.len())]);
             }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
             let _ = d.feed(&line);
             let _ = unescape(&line);
         }

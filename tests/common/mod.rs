@@ -169,6 +169,31 @@ impl TestServer {
         c
     }
 
+    /// A new pane (split off the first), its shell at the prompt.
+    pub fn split(&self) -> String {
+        let p = self
+            .tmux(&["split-window", "-d", "-P", "-F", "#{pane_id}"])
+            .trim()
+            .to_owned();
+        self.wait_for_prompt(&p);
+        p
+    }
+
+    /// Wait until the pane's foreground command is `name`.
+    pub fn wait_for_command(&self, pane: &str, name: &str) {
+        self.wait_until(pane, &format!("{name} to run"), || {
+            self.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{pane_current_command}",
+            ])
+            .trim()
+                == name
+        });
+    }
+
     /// Type a line into a pane and press Enter.
     pub fn type_line(&self, pane: &str, line: &str) {
         self.tmux(&["send-keys", "-t", pane, "-l", line]);
@@ -337,24 +362,31 @@ impl Waiter {
     /// `server` if it does not.
     pub fn finish(mut self, server: &TestServer) -> Finished {
         let mut child = self.child.take().expect("child");
-        let end = Instant::now() + DEADLINE;
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => break,
-                _ if Instant::now() > end => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "tmux-wait did not end; pane {} shows:\n{}",
-                        self.pane,
-                        server.capture(&self.pane)
-                    );
-                }
-                _ => std::thread::sleep(Duration::from_millis(5)),
+        wait_child(&mut child, || {
+            format!(
+                "tmux-wait did not end; pane {} shows:\n{}",
+                self.pane,
+                server.capture(&self.pane)
+            )
+        });
+        finished(child.wait_with_output().expect("output"))
+    }
+}
+
+/// Wait for `child` to exit, bounded by `DEADLINE`; on the deadline kill
+/// it and fail with `why()`.
+fn wait_child(child: &mut Child, why: impl FnOnce() -> String) {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return,
+            _ if Instant::now() > end => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{}", why());
             }
+            _ => std::thread::sleep(Duration::from_millis(5)),
         }
-        let out = child.wait_with_output().expect("output");
-        finished(out)
     }
 }
 
@@ -379,18 +411,9 @@ pub fn finished(out: Output) -> Finished {
 pub fn run_bounded(mut cmd: Command) -> Finished {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
-    let end = Instant::now() + DEADLINE;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            _ if Instant::now() > end => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("command did not end in time: {cmd:?}");
-            }
-            _ => std::thread::sleep(Duration::from_millis(5)),
-        }
-    }
+    wait_child(&mut child, || {
+        format!("command did not end in time: {cmd:?}")
+    });
     finished(child.wait_with_output().expect("output"))
 }
 
