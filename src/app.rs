@@ -61,15 +61,18 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Channel(a) => match channel_wait(&socket, &a) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
-                match r.outcome {
-                    crate::report::ChannelOutcome::Signalled => exit::OK,
-                    crate::report::ChannelOutcome::Timeout => exit::TIMEOUT,
+                match (r.outcome, r.status) {
+                    (crate::report::ChannelOutcome::Timeout, _) => exit::TIMEOUT,
+                    (_, Some(s)) if s != 0 => exit::SIGNALLED_FAILURE,
+                    _ => exit::OK,
                 }
             }
             Err(e) => fail(&e, a.json),
         },
         Command::Signal(a) => {
-            match validate_channel(&a.name).and_then(|_| channel::signal(&socket, &a.name)) {
+            let sent = validate_channel(&a.name)
+                .and_then(|_| channel::signal(&socket, &a.name, a.status, a.message.as_deref()));
+            match sent {
                 Ok(()) => exit::OK,
                 Err(e) => fail(&e, false),
             }

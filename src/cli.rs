@@ -12,6 +12,7 @@ Exit codes:
        pane, pane died or respawned, server exited during the wait
   3    stopped by a --stop pattern
   4    timed out while the pane was on the alternate screen
+  5    channel: signalled with a non-zero --status
   129  interrupted by SIGHUP, 130 by SIGINT, 143 by SIGTERM (after cleaning up)
 
 With --json, one JSON object is printed on stdout, errors included:
@@ -54,7 +55,7 @@ pub enum Command {
     /// Wait until a tmux wait-for channel is signalled, with a timeout
     #[command(after_help = EXIT_CODES)]
     Channel(ChannelArgs),
-    /// Signal a tmux wait-for channel (tmux wait-for -S NAME)
+    /// Signal a tmux wait-for channel, optionally with a result (--status, --message)
     Signal(SignalArgs),
     /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
     #[command(after_help = WATCH_HELP)]
@@ -230,6 +231,14 @@ pub struct StatusArgs {
 pub struct SignalArgs {
     /// Channel name: 1 to 128 of A-Z a-z 0-9 _ . : -
     pub name: String,
+
+    /// A result to send with the signal, e.g. `--status $?` (a waiter exits 5 when it is not 0)
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub status: Option<i32>,
+
+    /// A message to send with the signal (at most 4096 bytes; shown as text, never run)
+    #[arg(long, value_name = "TEXT")]
+    pub message: Option<String>,
 }
 
 #[cfg(test)]

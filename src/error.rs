@@ -18,6 +18,8 @@ pub mod exit {
     pub const STOPPED: i32 = 3;
     /// The wait timed out while the pane was on the alternate screen.
     pub const ALTERNATE_SCREEN: i32 = 4;
+    /// The channel was signalled with a non-zero `--status`.
+    pub const SIGNALLED_FAILURE: i32 = 5;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

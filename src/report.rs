@@ -57,6 +57,12 @@ pub struct ChannelResult {
     pub outcome: ChannelOutcome,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
+    /// What `tmux-wait signal --status` sent with this signal, else null.
+    pub status: Option<i32>,
+    /// What `tmux-wait signal --message` sent, else null.
+    pub message: Option<String>,
+    /// When a `tmux-wait signal` sent it (seconds since the epoch), else null.
+    pub sent: Option<f64>,
 }
 
 /// At most this many lines in `tail` and `matched_lines`.
@@ -175,11 +181,20 @@ impl TextResult {
 impl ChannelResult {
     pub fn human(&self) -> String {
         match self.outcome {
-            ChannelOutcome::Signalled => format!(
-                "channel {} signalled after {}",
-                self.channel,
-                fmt_secs(self.elapsed_seconds)
-            ),
+            ChannelOutcome::Signalled => {
+                let mut s = format!(
+                    "channel {} signalled after {}",
+                    self.channel,
+                    fmt_secs(self.elapsed_seconds)
+                );
+                if let Some(st) = self.status {
+                    s.push_str(&format!(", status {st}"));
+                }
+                if let Some(m) = &self.message {
+                    s.push_str(&format!(": {}", sanitize(m)));
+                }
+                s
+            }
             ChannelOutcome::Timeout => format!(
                 "timed out after {} waiting for channel {}",
                 fmt_secs(self.effective_timeout),

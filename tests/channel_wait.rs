@@ -37,7 +37,9 @@ fn signalled_while_waiting() {
     assert_eq!(v["channel"], name.as_str());
     assert_eq!(v["outcome"], "signalled");
     assert_eq!(v["effective_timeout"], 30.0);
-    assert_eq!(v.as_object().unwrap().len(), 4);
+    assert_eq!(v.as_object().unwrap().len(), 7);
+    // A tmux-wait signal says when it was sent, even without a result.
+    assert!(v["status"].is_null() && v["message"].is_null() && v["sent"].is_f64());
 }
 
 #[test]
@@ -203,4 +205,46 @@ fn a_sigkilled_server_is_not_a_signal() {
     let f = finished(child.wait_with_output().unwrap());
     assert_eq!(f.code, Some(2), "{}", f.stdout);
     assert_eq!(f.json()["error"]["kind"], "server_exited");
+}
+
+#[test]
+fn a_signal_carries_its_result_and_only_its_own() {
+    let s = TestServer::new();
+    let name = unique("payload");
+    let marker = s.dir().join("pwned");
+    let hostile = format!(
+        "build failed: $(touch {m}) #(touch {m}) `touch {m}`",
+        m = marker.display()
+    );
+    let child = channel(&s, &name, &[]);
+    wait_armed(&s, &name);
+    let mut sig = s.tw();
+    sig.args(["signal", &name, "--status", "2", "--message", &hostile]);
+    assert_eq!(run_bounded(sig).code, Some(0));
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(5), "non-zero status exits 5: {}", f.stdout);
+    let v = f.json();
+    assert_eq!(v["status"], 2);
+    assert_eq!(v["message"], hostile.as_str());
+    assert!(v["sent"].as_f64().unwrap() > 1.6e9);
+    // A plain wait-for -S afterwards carries nothing: the old result is not
+    // shown again.
+    let child = channel(&s, &name, &[]);
+    wait_armed(&s, &name);
+    s.tmux(&["wait-for", "-S", &name]);
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(0));
+    assert!(f.json()["message"].is_null(), "{}", f.stdout);
+    // Status 0 exits 0; a result sent before the wait (latched) is kept.
+    let mut sig = s.tw();
+    sig.args(["signal", &name, "--status", "0", "--message", "ok"]);
+    assert_eq!(run_bounded(sig).code, Some(0));
+    let f = finished(
+        channel(&s, &name, &["--timeout", "5"])
+            .wait_with_output()
+            .unwrap(),
+    );
+    assert_eq!(f.code, Some(0));
+    assert_eq!(f.json()["message"], "ok");
+    assert!(!marker.exists());
 }

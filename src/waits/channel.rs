@@ -24,131 +24,214 @@ use crate::tmux::{Socket, classify_failure};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const IDENTITY_FORMAT: &str = "#{pid}\t#{start_time}\t#{session_id}\t#{exit-empty}";
+/// What a signal sent by `tmux-wait signal` carries; a plain
+/// `tmux wait-for -S` carries nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Payload {
+    pub status: Option<i32>,
+    pub message: Option<String>,
+    /// Seconds since the epoch.
+    pub sent: f64,
+}
 
-/// Whether the server that answered the waiting client is still serving:
-/// it has a session, or `exit-empty` is off (then no flush happens).
-fn serving(display_output: &str) -> bool {
-    let f: Vec<&str> = display_output.trim_end().split('\t').collect();
-    f.len() == 4 && !f[0].is_empty() && (!f[2].is_empty() || f[3] != "1")
+/// Longest message a signal may carry.
+pub const MAX_MESSAGE: usize = 4096;
+
+/// The user options holding a channel's last result, its sequence number
+/// (bumped by every `tmux-wait signal`) and the sequence number a waiter
+/// last took. Channel names may hold `.` and `:`, which formats would
+/// misread, so the name is hex-encoded.
+fn option_names(name: &str) -> [String; 3] {
+    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    [
+        format!("@tmux-wait-r-{hex}"),
+        format!("@tmux-wait-q-{hex}"),
+        format!("@tmux-wait-s-{hex}"),
+    ]
+}
+
+/// One waiting `tmux wait-for` client, reaped by its own thread.
+///
+/// The client runs `wait-for NAME ; display-message -p ...` as one command
+/// list: after the wake, the same connection reports whether the server
+/// still serves sessions (it does not after a shutdown's flush) and the
+/// channel's result options, all read in the same server loop pass as the
+/// signal.
+pub struct ChannelWaiter {
+    name: String,
+    pid: Pid,
+    rx: mpsc::Receiver<Event>,
+    done: mpsc::Receiver<(Option<i32>, String, String)>,
+    reaper: Option<std::thread::JoinHandle<()>>,
+    started: Instant,
+    finished: bool,
+}
+
+/// How a `ChannelWaiter::wait` ended.
+pub enum Woke {
+    /// Really signalled; the payload when a fresh one was there, and the
+    /// channel's sequence number.
+    Signalled(Option<Payload>, u64),
+    /// The deadline passed; the client is still waiting.
+    Deadline,
+}
+
+impl ChannelWaiter {
+    pub fn spawn(socket: &Socket, name: &str) -> Result<ChannelWaiter> {
+        let [r, q, seen] = option_names(name);
+        let format = format!(
+            "#{{pid}}\t#{{start_time}}\t#{{session_id}}\t#{{exit-empty}}\t#{{{q}}}\t#{{{seen}}}\t#{{{r}}}"
+        );
+        let mut child = socket
+            .command()
+            .args(["wait-for", name, ";", "display-message", "-p", &format])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io("cannot run tmux wait-for", e))?;
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        // std's Child is reaped by the thread below; dropping it does not wait.
+        drop(child);
+        let (tx, rx) = mpsc::channel::<Event>();
+        signals::route_to(tx.clone());
+        let (done_tx, done) = mpsc::channel();
+        let reaper = std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = stdout.read_to_string(&mut out);
+            let mut err = String::new();
+            let _ = stderr.read_to_string(&mut err);
+            let code = match waitpid(pid, None) {
+                Ok(WaitStatus::Exited(_, c)) => Some(c),
+                _ => None,
+            };
+            let _ = done_tx.send((code, out, err));
+            let _ = tx.send(Event::Eof);
+        });
+        Ok(ChannelWaiter {
+            name: name.to_owned(),
+            pid,
+            rx,
+            done,
+            reaper: Some(reaper),
+            started: Instant::now(),
+            finished: false,
+        })
+    }
+
+    /// Wait until signalled or `deadline` (None: no deadline).
+    pub fn wait(&mut self, socket: &Socket, deadline: Option<Instant>) -> Result<Woke> {
+        loop {
+            if let Ok((code, out, err)) = self.done.try_recv() {
+                self.finished = true;
+                return self.judge(socket, code, &out, &err);
+            }
+            let ev = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return Ok(Woke::Deadline);
+                    }
+                    self.rx.recv_timeout(d - now).ok()
+                }
+                None => self.rx.recv().ok(),
+            };
+            if let Some(Event::Signal(sig)) = ev {
+                let _ = self.cancel(socket);
+                return Err(Error::new(Kind::Interrupted(sig), "interrupted"));
+            }
+        }
+    }
+
+    fn judge(&self, socket: &Socket, code: Option<i32>, out: &str, err: &str) -> Result<Woke> {
+        match code {
+            Some(0) => {}
+            _ if err.contains("server exited") || err.contains("lost server") => {
+                return Err(server_exited());
+            }
+            _ => return Err(classify_failure(err)),
+        }
+        let line = out.trim_end_matches('\n');
+        let f: Vec<&str> = line.splitn(7, '\t').collect();
+        if f.len() != 7 || f[0].is_empty() || (f[2].is_empty() && f[3] == "1") {
+            return Err(server_exited());
+        }
+        let seq: u64 = f[4].parse().unwrap_or(0);
+        // Fresh: a tmux-wait signal whose result no waiter has taken yet.
+        let fresh = !f[4].is_empty() && f[4] != f[5];
+        let payload = if fresh {
+            let [_, _, seen] = option_names(&self.name);
+            let _ = socket.run(["set-option", "-g", &seen, f[4]]);
+            serde_json::from_str::<Payload>(f[6]).ok()
+        } else {
+            None
+        };
+        Ok(Woke::Signalled(payload, seq))
+    }
+
+    /// Stop waiting: kill the client (SIGKILL: tmux's client exits 0 on
+    /// SIGTERM, which would look like a real signal), reap it, and undo the
+    /// registration tmux keeps for it.
+    /// Returns the wake when the signal came just before the kill.
+    pub fn cancel(&mut self, socket: &Socket) -> Option<Result<Woke>> {
+        if self.finished {
+            return None;
+        }
+        let _ = kill(self.pid, Signal::SIGKILL);
+        let got = self.done.recv_timeout(Duration::from_secs(5)).ok();
+        self.finished = true;
+        if let Some(h) = self.reaper.take() {
+            let _ = h.join();
+        }
+        match got {
+            // Exit 0: it was signalled just before the kill, so no ghost.
+            Some((Some(0), out, err)) => Some(self.judge(socket, Some(0), &out, &err)),
+            _ => {
+                undo_ghost(socket, &self.name, self.started.elapsed());
+                None
+            }
+        }
+    }
+}
+
+impl Drop for ChannelWaiter {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = kill(self.pid, Signal::SIGKILL);
+        }
+        if let Some(h) = self.reaper.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelResult> {
     let start = Instant::now();
-    let mut child = socket
-        .command()
-        .args([
-            "wait-for",
-            name,
-            ";",
-            "display-message",
-            "-p",
-            IDENTITY_FORMAT,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::io("cannot run tmux wait-for", e))?;
-    let mut stderr = child.stderr.take().expect("piped stderr");
-    let mut stdout = child.stdout.take().expect("piped stdout");
-    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let (tx, rx) = mpsc::channel::<Event>();
-    signals::route_to(tx.clone());
-    let (done_tx, done_rx) = mpsc::channel::<Option<i32>>();
-    let (out_tx, out_rx) = mpsc::channel::<String>();
-    let reaper = std::thread::spawn(move || {
-        let mut out = String::new();
-        let _ = stdout.read_to_string(&mut out);
-        let _ = out_tx.send(out);
-        let code = match waitpid(pid, None) {
-            Ok(WaitStatus::Exited(_, c)) => Some(c),
-            _ => None,
-        };
-        let _ = done_tx.send(code);
-        // Wake the main loop.
-        let _ = tx.send(Event::Eof);
-    });
-    let deadline = start + timeout;
-    let mut stop: Option<Result<ChannelResult>> = None;
-    let code = loop {
-        if let Ok(code) = done_rx.try_recv() {
-            break code;
-        }
-        if stop.is_some() {
-            // Ending the child: wait for the reaper (bounded by the kill).
-            match done_rx.recv_timeout(Duration::from_secs(2)) {
-                Ok(c) => break c,
-                Err(_) => {
-                    let _ = kill(pid, Signal::SIGKILL);
-                    break done_rx.recv().ok().flatten();
-                }
-            }
-        }
-        let now = Instant::now();
-        let ev = if now >= deadline {
-            None
-        } else {
-            rx.recv_timeout(deadline - now).ok()
-        };
-        match ev {
-            Some(Event::Signal(sig)) => {
-                stop = Some(Err(Error::new(Kind::Interrupted(sig), "interrupted")));
-                // SIGKILL, not SIGTERM: tmux's client exits 0 on SIGTERM,
-                // which would look like a real signal.
-                let _ = kill(pid, Signal::SIGKILL);
-            }
-            Some(_) => {}
-            None if Instant::now() >= deadline => {
-                stop = Some(Ok(ChannelResult {
-                    channel: name.to_owned(),
-                    outcome: ChannelOutcome::Timeout,
-                    elapsed_seconds: seconds(start.elapsed()),
-                    effective_timeout: seconds(timeout),
-                }));
-                let _ = kill(pid, Signal::SIGKILL);
-            }
-            None => {}
-        }
+    let mut w = ChannelWaiter::spawn(socket, name)?;
+    let result = |outcome, p: Option<Payload>| ChannelResult {
+        channel: name.to_owned(),
+        outcome,
+        elapsed_seconds: seconds(start.elapsed()),
+        effective_timeout: seconds(timeout),
+        status: p.as_ref().and_then(|p| p.status),
+        message: p.as_ref().and_then(|p| p.message.clone()),
+        sent: p.as_ref().map(|p| p.sent),
     };
-    let _ = reaper.join();
-    // std's Child was reaped by the thread; forget it without waiting.
-    drop(child);
-    match stop {
-        // The signal came just as the timeout did: it was received.
-        Some(Ok(_)) if code == Some(0) => {}
-        Some(r) => {
-            if code != Some(0) {
-                undo_ghost(socket, name, start.elapsed());
-            }
-            return r;
-        }
-        None => {}
-    }
-    let elapsed = start.elapsed();
-    let mut err = String::new();
-    let _ = stderr.read_to_string(&mut err);
-    match code {
-        Some(0) => {}
-        _ if err.contains("server exited") || err.contains("lost server") => {
-            return Err(server_exited());
-        }
-        _ => return Err(classify_failure(&err)),
-    }
-    let out = out_rx.try_recv().unwrap_or_default();
-    if serving(&out) {
-        Ok(ChannelResult {
-            channel: name.to_owned(),
-            outcome: ChannelOutcome::Signalled,
-            elapsed_seconds: seconds(elapsed),
-            effective_timeout: seconds(timeout),
-        })
-    } else {
-        Err(server_exited())
+    match w.wait(socket, Some(start + timeout))? {
+        Woke::Signalled(p, _) => Ok(result(ChannelOutcome::Signalled, p)),
+        // The signal may have come just as the timeout did.
+        Woke::Deadline => match w.cancel(socket) {
+            Some(Ok(Woke::Signalled(p, _))) => Ok(result(ChannelOutcome::Signalled, p)),
+            Some(Err(e)) => Err(e),
+            _ => Ok(result(ChannelOutcome::Timeout, None)),
+        },
     }
 }
 
@@ -207,8 +290,50 @@ fn server_exited() -> Error {
 }
 
 /// Signal a channel: wakes every waiter, or is latched once if none waits.
-pub fn signal(socket: &Socket, name: &str) -> Result<()> {
-    socket.run(["wait-for", "-S", name]).map(|_| ())
+/// The result (`status`, `message`, the time) is stored with the server and
+/// the channel's sequence number bumped in the same command list, so the
+/// waiters it wakes read it, and a later signal never shows an old one.
+pub fn signal(
+    socket: &Socket,
+    name: &str,
+    status: Option<i32>,
+    message: Option<&str>,
+) -> Result<()> {
+    if message.is_some_and(|m| m.len() > MAX_MESSAGE) {
+        return Err(Error::usage(format!(
+            "--message is longer than {MAX_MESSAGE} bytes"
+        )));
+    }
+    let [r, q, _] = option_names(name);
+    let sent = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let payload = serde_json::to_string(&Payload {
+        status,
+        message: message.map(str::to_owned),
+        sent,
+    })
+    .expect("serialisable");
+    // -F only on the counter: the payload itself is never expanded.
+    let bump = format!("#{{e|+|:#{{{q}}},1}}");
+    socket
+        .run([
+            "set-option",
+            "-gF",
+            &q,
+            &bump,
+            ";",
+            "set-option",
+            "-g",
+            &r,
+            &payload,
+            ";",
+            "wait-for",
+            "-S",
+            name,
+        ])
+        .map(|_| ())
 }
 
 #[cfg(test)]
