@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tmux-wait plugin entry point, run by TPM on every config load: sets key
 # bindings and command aliases (never replacing a binding the user has),
-# puts the status segment in place of #{tmux_wait_status}, and builds the
-# helper in the background if it is missing. Fast, silent, idempotent.
+# puts the status segment in place of #{tmux_wait_status}, keeps one
+# listener per declared channel hook, and builds the helper in the
+# background if it is missing. Fast, silent, idempotent.
 set -euo pipefail
 dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/variables.sh
@@ -88,7 +89,10 @@ main() {
     bind_unless_taken "$key_list_option" "$key_list_default" "$cmd_list"
     set_aliases
     interpolate_status
-    if ! tw_helper >/dev/null; then
+    if tw_helper >/dev/null; then
+        # One listener per @tmux-wait-hook-NAME, none for removed ones.
+        tmux run-shell -b "$q_script sync"
+    else
         tmux run-shell -b "$q_script build"
     fi
 }

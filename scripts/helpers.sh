@@ -100,6 +100,7 @@ tw_build() {
     tw_message "building the helper (cargo build --release)..."
     if (cd "$(tw_plugin_dir)" && "$cargo" build --release --locked) >"$log" 2>&1; then
         tw_message "helper built; ready"
+        "$(tw_plugin_dir)/target/release/tmux-wait" hooks sync >/dev/null 2>&1 || true
     else
         tw_message "build failed: $(grep -m 1 -E '^error' "$log" || tail -n 1 "$log")"
     fi

@@ -3,6 +3,7 @@
 # through run-shell -b): start a watch, show the menu, or build the helper.
 # Usage: tmux-wait.sh text|done|quiet PANE_ID
 #        tmux-wait.sh menu CLIENT_NAME
+#        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME)
 #        tmux-wait.sh build
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +30,9 @@ main() {
         return 0
     fi
     if ! helper=$(tw_helper); then
+        if [ "$action" = sync ]; then
+            return 0 # the build syncs when it is done
+        fi
         if tw_building; then
             tw_message "the helper is still building; try again in a moment"
         else
@@ -52,6 +56,9 @@ main() {
             ;;
         menu)
             run_helper menu -c "$target"
+            ;;
+        sync)
+            run_helper hooks sync
             ;;
         *)
             tw_message "unknown action '$action'"

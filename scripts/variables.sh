@@ -30,6 +30,11 @@ desktop_default="off"
 hook_option="@tmux-wait-on-done"               # a shell command; gets TMUX_WAIT_* variables
 hook_default=""
 
+# Channel hooks: set -g @tmux-wait-hook-NAME notify (or a tmux command).
+hook_prefix="@tmux-wait-hook-"
+hooks_clear_option="@tmux-wait-hooks-clear"   # seconds a hook result stays in the status
+hooks_clear_default="300"
+
 # The status-line placeholder and the option it reads.
 status_placeholder="#{tmux_wait_status}"
 status_value="#{@tmux_wait_status}"

@@ -8,7 +8,7 @@ use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::report::error_json;
 use crate::tmux::Socket;
-use crate::waits::{channel, text, watch};
+use crate::waits::{channel, hooks, text, watch};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -109,6 +109,32 @@ pub fn run(args: Vec<OsString>) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
+        Command::Hooks(a) => match a.command {
+            crate::cli::HooksCommand::Sync => match hooks::sync(&socket) {
+                Ok(r) => {
+                    if !r.started.is_empty() || !r.stopped.is_empty() {
+                        print(&format!(
+                            "listeners started: {}; stopped: {}",
+                            r.started.join(" "),
+                            r.stopped.join(" ")
+                        ));
+                    }
+                    exit::OK
+                }
+                Err(e) => fail(&e, false),
+            },
+            crate::cli::HooksCommand::List { json } => match hooks::list(&socket) {
+                Ok(h) => {
+                    show(json, &h, || hooks::list_human(&h));
+                    exit::OK
+                }
+                Err(e) => fail(&e, json),
+            },
+        },
+        Command::Listen(a) => match hooks::listen(&socket, &a.name) {
+            Ok(()) => exit::OK,
+            Err(e) => fail(&e, false),
+        },
         Command::Menu(a) => match watch::menu(&socket, a.client.as_deref()) {
             Ok(()) => exit::OK,
             Err(e) => fail(&e, false),

@@ -68,6 +68,34 @@ pub enum Command {
     Status(StatusArgs),
     /// Show a menu of the running watches on a client, to cancel one or all
     Menu(MenuArgs),
+    /// Channel hooks declared with `set -g @tmux-wait-hook-NAME ACTION`
+    Hooks(HooksArgs),
+    /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
+    Listen(ListenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub command: HooksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Start a listener for every declared hook and stop those of hooks no longer declared (the plugin runs it on every load)
+    Sync,
+    /// The declared hooks, their listeners and the last result of each
+    List {
+        /// Print a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListenArgs {
+    /// Channel name
+    pub name: String,
 }
 
 pub const WATCH_HELP: &str = "\

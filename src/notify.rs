@@ -104,12 +104,21 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
         } else {
             &opts.icon_fail
         };
-        parts.push(format!(
-            "{} {} {:.0}s",
-            format_safe(icon, 8),
-            format_safe(&last.label, 24),
-            last.elapsed_seconds
-        ));
+        if last.outcome == "signalled" {
+            // A channel hook: its name (and message) say enough.
+            parts.push(format!(
+                "{} {}",
+                format_safe(icon, 8),
+                format_safe(&last.label, 40)
+            ));
+        } else {
+            parts.push(format!(
+                "{} {} {:.0}s",
+                format_safe(icon, 8),
+                format_safe(&last.label, 24),
+                last.elapsed_seconds
+            ));
+        }
     }
     let value = parts.join(" ");
     let _ = socket.run(["set-option", "-g", STATUS_OPTION, &value]);
@@ -170,7 +179,9 @@ pub fn announce(socket: &Socket, opts: &Options, done: &Done) {
     if !opts.hook.trim().is_empty() {
         run_hook(&opts.hook, done);
     }
-    let _ = socket.run(["wait-for", "-S", &done.channel]);
+    if !done.channel.is_empty() {
+        let _ = socket.run(["wait-for", "-S", &done.channel]);
+    }
 }
 
 /// A BEL written to the pane's terminal reaches tmux as the pane's output,

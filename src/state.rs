@@ -152,9 +152,25 @@ impl Store {
         let _ = fs::remove_file(self.dir.join(format!("watch-{id}.json")));
     }
 
-    /// Running watches, oldest first; records of processes that are gone
-    /// (killed with SIGKILL, say) are removed on the way.
+    /// Running watches (not hook listeners), oldest first.
     pub fn watches(&self) -> Vec<WatchRecord> {
+        self.records()
+            .into_iter()
+            .filter(|w| w.kind != "listener")
+            .collect()
+    }
+
+    /// Running hook listeners (`label` is the channel).
+    pub fn listeners(&self) -> Vec<WatchRecord> {
+        self.records()
+            .into_iter()
+            .filter(|w| w.kind == "listener")
+            .collect()
+    }
+
+    /// Every live record; records of processes that are gone (killed with
+    /// SIGKILL, say) are removed on the way.
+    fn records(&self) -> Vec<WatchRecord> {
         let mut out: Vec<WatchRecord> = Vec::new();
         let Ok(rd) = fs::read_dir(&self.dir) else {
             return out;
@@ -183,9 +199,41 @@ impl Store {
         self.read_json(&self.dir.join("last.json"))
     }
 
+    /// The last result of one channel hook.
+    pub fn set_hook_last(&self, channel: &str, r: &LastResult) -> Result<()> {
+        self.write_json(&format!("hook-{}.json", hex(channel)), r)
+    }
+
+    pub fn hook_last(&self, channel: &str) -> Option<LastResult> {
+        self.read_json(&self.dir.join(format!("hook-{}.json", hex(channel))))
+    }
+
+    /// Take the lock that makes one listener per channel: held for the
+    /// process's life (released by the kernel when it ends). None when
+    /// another process holds it.
+    pub fn listener_lock(&self, channel: &str) -> Option<fs::File> {
+        let path = self.dir.join(format!("listener-{}.lock", hex(channel)));
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .ok()?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor we own.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        (r == 0).then_some(f)
+    }
+
     pub fn clear_last(&self) {
         let _ = fs::remove_file(self.dir.join("last.json"));
     }
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Is `pid` a live `tmux-wait` process of ours (not a recycled pid)?
@@ -197,7 +245,9 @@ pub fn process_is_watch(pid: u32) -> bool {
         return false;
     }
     match fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(cmd) => cmd.split(|&b| b == 0).any(|a| a == b"watch"),
+        Ok(cmd) => cmd
+            .split(|&b| b == 0)
+            .any(|a| a == b"watch" || a == b"listen"),
         // No /proc (not Linux): trust the signal check.
         Err(_) => !Path::new("/proc/self").exists(),
     }

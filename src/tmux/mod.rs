@@ -84,6 +84,37 @@ impl Socket {
     }
 }
 
+impl Socket {
+    /// Run one tmux command with `input` on its standard input.
+    pub fn run_with_input<I, S>(&self, args: I, input: &str) -> Result<Vec<String>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::io("cannot run tmux", e))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(input.as_bytes());
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| Error::io("cannot run tmux", e))?;
+        if out.status.success() {
+            let s = String::from_utf8_lossy(&out.stdout);
+            Ok(s.lines().map(str::to_owned).collect())
+        } else {
+            Err(classify_failure(&String::from_utf8_lossy(&out.stderr)))
+        }
+    }
+}
+
 /// The tmux executable: `$TMUX_WAIT_TMUX` if set (for testing other
 /// versions), else `tmux` on PATH.
 pub fn tmux_binary() -> OsString {

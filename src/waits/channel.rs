@@ -47,7 +47,7 @@ pub const MAX_MESSAGE: usize = 4096;
 /// (bumped by every `tmux-wait signal`) and the sequence number a waiter
 /// last took. Channel names may hold `.` and `:`, which formats would
 /// misread, so the name is hex-encoded.
-fn option_names(name: &str) -> [String; 3] {
+pub fn option_names(name: &str) -> [String; 3] {
     let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
     [
         format!("@tmux-wait-r-{hex}"),
@@ -158,22 +158,18 @@ impl ChannelWaiter {
             }
             _ => return Err(classify_failure(err)),
         }
-        let line = out.trim_end_matches('\n');
-        let f: Vec<&str> = line.splitn(7, '\t').collect();
-        if f.len() != 7 || f[0].is_empty() || (f[2].is_empty() && f[3] == "1") {
+        let Some(w) = parse_wake(out) else {
             return Err(server_exited());
-        }
-        let seq: u64 = f[4].parse().unwrap_or(0);
-        // Fresh: a tmux-wait signal whose result no waiter has taken yet.
-        let fresh = !f[4].is_empty() && f[4] != f[5];
-        let payload = if fresh {
-            let [_, _, seen] = option_names(&self.name);
-            let _ = socket.run(["set-option", "-g", &seen, f[4]]);
-            serde_json::from_str::<Payload>(f[6]).ok()
-        } else {
-            None
         };
-        Ok(Woke::Signalled(payload, seq))
+        let payload = match w.fresh {
+            Some(result) => {
+                let [_, _, seen] = option_names(&self.name);
+                let _ = socket.run(["set-option", "-g", &seen, &w.seq.to_string()]);
+                serde_json::from_str::<Payload>(result).ok()
+            }
+            None => None,
+        };
+        Ok(Woke::Signalled(payload, w.seq))
     }
 
     /// Stop waiting: kill the client (SIGKILL: tmux's client exits 0 on
@@ -210,6 +206,26 @@ impl Drop for ChannelWaiter {
             let _ = h.join();
         }
     }
+}
+
+/// What the waiting client's `display-message` said after its wake.
+struct Wake<'a> {
+    seq: u64,
+    /// The stored result, when no waiter has taken it yet.
+    fresh: Option<&'a str>,
+}
+
+/// None when the server was not serving any more (a shutdown's flush):
+/// it has no session while `exit-empty` is on, or the display never ran.
+fn parse_wake(out: &str) -> Option<Wake<'_>> {
+    let f: Vec<&str> = out.trim_end_matches('\n').splitn(7, '\t').collect();
+    if f.len() != 7 || f[0].is_empty() || (f[2].is_empty() && f[3] == "1") {
+        return None;
+    }
+    Some(Wake {
+        seq: f[4].parse().unwrap_or(0),
+        fresh: (!f[4].is_empty() && f[4] != f[5]).then_some(f[6]),
+    })
 }
 
 pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelResult> {
@@ -364,10 +380,16 @@ mod tests {
     }
 
     #[test]
-    fn serving_needs_a_session_or_exit_empty_off() {
-        assert!(serving("12\t1700\t$0\t1\n"));
-        assert!(serving("12\t1700\t\t0\n"));
-        assert!(!serving("12\t1700\t\t1\n"));
-        assert!(!serving(""));
+    fn a_wake_needs_a_serving_server_and_takes_a_result_once() {
+        let w = parse_wake("12\t1700\t$0\t1\t3\t2\t{\"sent\":1.0}\n").unwrap();
+        assert_eq!((w.seq, w.fresh), (3, Some("{\"sent\":1.0}")));
+        // Already taken: no payload.
+        assert_eq!(parse_wake("12\t1700\t$0\t1\t3\t3\tx").unwrap().fresh, None);
+        // Never signalled by tmux-wait: no payload.
+        assert_eq!(parse_wake("12\t1700\t$0\t1\t\t\t").unwrap().fresh, None);
+        // No session and exit-empty on: the server is shutting down.
+        assert!(parse_wake("12\t1700\t\t1\t\t\t").is_none());
+        assert!(parse_wake("12\t1700\t\t0\t\t\t").is_some());
+        assert!(parse_wake("").is_none());
     }
 }

@@ -2,5 +2,6 @@
 //! outcome, honour timeouts and interruption.
 
 pub mod channel;
+pub mod hooks;
 pub mod text;
 pub mod watch;

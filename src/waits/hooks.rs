@@ -1,0 +1,353 @@
+//! Channel hooks declared in tmux.conf: `set -g @tmux-wait-hook-NAME ACTION`
+//! keeps one listener process per channel NAME that reports every signal,
+//! for as long as the server runs and the option is set.
+//!
+//! ACTION `notify` shows the result in the status segment (✓/✗ and the
+//! channel), as a message on the clients, and by bell or desktop
+//! notification where those options are on. Any other ACTION is a tmux
+//! command the listener runs (through `source-file -`, so it is parsed as
+//! in tmux.conf) after setting `@tmux-wait-last-channel`, `-status`,
+//! `-message`, `-seq` and `-coalesced`: the payload reaches the command only
+//! as option values, which formats insert without expanding them again
+//! (`#{q:@tmux-wait-last-message}` quotes it for a shell).
+//!
+//! A listener re-arms before it reports (a new `wait-for` client is started
+//! as soon as the previous one wakes), so a signal sent while it reports is
+//! waited for already; one that lands in the few milliseconds between wake
+//! and re-arm is latched by tmux and delivered next. Signals sent by
+//! `tmux-wait signal` are numbered: when two or more landed in that gap
+//! (tmux keeps only one latch), the next report says how many were
+//! coalesced into it.
+
+use super::channel::{ChannelWaiter, Payload, Woke};
+use super::watch::store_for;
+use crate::config::validate_channel;
+use crate::error::{Error, Kind, Result};
+use crate::notify::{self, Done, Options};
+use crate::state::{self, LastResult, WatchRecord};
+use crate::tmux::Socket;
+use serde::Serialize;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub const HOOK_PREFIX: &str = "@tmux-wait-hook-";
+/// Seconds a hook's result stays in the status segment (0: until cleared).
+const CLEAR_OPTION: &str = "@tmux-wait-hooks-clear";
+const CLEAR_DEFAULT: u64 = 300;
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The hooks declared on the server: (channel, action).
+pub fn declared(socket: &Socket) -> Result<Vec<(String, String)>> {
+    let lines = socket.run(["show-options", "-g"])?;
+    let mut out = Vec::new();
+    for line in lines {
+        let Some(opt) = line.split_whitespace().next() else {
+            continue;
+        };
+        let Some(name) = opt.strip_prefix(HOOK_PREFIX) else {
+            continue;
+        };
+        if validate_channel(name).is_err() {
+            continue;
+        }
+        let action = socket.run(["show-option", "-gqv", opt])?.join("\n");
+        if !action.trim().is_empty() {
+            out.push((name.to_owned(), action));
+        }
+    }
+    Ok(out)
+}
+
+fn action_of(socket: &Socket, name: &str) -> Result<String> {
+    Ok(socket
+        .run(["show-option", "-gqv", &format!("{HOOK_PREFIX}{name}")])?
+        .join("\n"))
+}
+
+/// `tmux-wait listen NAME`: the listener for one hook, until the server
+/// goes, the hook's option is removed, or SIGTERM.
+pub fn listen(socket: &Socket, name: &str) -> Result<()> {
+    validate_channel(name)?;
+    let store = store_for(socket)?;
+    let Some(_lock) = store.listener_lock(name) else {
+        return Ok(()); // another listener for this channel runs already
+    };
+    let id = state::new_id();
+    store.add(&WatchRecord {
+        id: id.clone(),
+        pid: std::process::id(),
+        pane_id: String::new(),
+        kind: "listener".into(),
+        label: name.to_owned(),
+        started: now_secs(),
+        timeout_seconds: 0.0,
+        channel: name.to_owned(),
+    })?;
+    let result = run_listener(socket, &store, name, &id);
+    store.remove(&id);
+    match result {
+        Err(e) if matches!(e.kind, Kind::ServerExited | Kind::NoServer) => Ok(()),
+        other => other,
+    }
+}
+
+fn run_listener(socket: &Socket, store: &state::Store, name: &str, id: &str) -> Result<()> {
+    let [_, q, _] = super::channel::option_names(name);
+    let mut last_seq: u64 = socket
+        .run(["show-option", "-gqv", &q])?
+        .first()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut waiter = ChannelWaiter::spawn(socket, name)?;
+    let mut clear_at: Option<Instant> = None;
+    let mut fired = 0u64;
+    loop {
+        match waiter.wait(socket, clear_at)? {
+            Woke::Deadline => {
+                if store.last().is_some_and(|l| l.id.starts_with(id)) {
+                    store.clear_last();
+                    notify::refresh_status(socket, store, &Options::read(socket));
+                }
+                clear_at = None;
+            }
+            Woke::Signalled(payload, seq) => {
+                // Re-arm first, so a signal sent while we report is waited for.
+                let next = ChannelWaiter::spawn(socket, name)?;
+                let action = action_of(socket, name)?;
+                if action.trim().is_empty() {
+                    let mut next = next;
+                    let _ = next.cancel(socket);
+                    return Ok(());
+                }
+                let coalesced = if payload.is_some() && seq > last_seq + 1 {
+                    seq - last_seq - 1
+                } else {
+                    0
+                };
+                if payload.is_some() {
+                    last_seq = seq;
+                }
+                fired += 1;
+                report(
+                    socket,
+                    store,
+                    name,
+                    &format!("{id}-{fired}"),
+                    &action,
+                    payload.as_ref(),
+                    seq,
+                    coalesced,
+                );
+                waiter = next;
+                let clear = socket
+                    .run(["show-option", "-gqv", CLEAR_OPTION])
+                    .ok()
+                    .and_then(|v| v.first().and_then(|s| s.parse().ok()))
+                    .unwrap_or(CLEAR_DEFAULT);
+                clear_at = (clear > 0).then(|| Instant::now() + Duration::from_secs(clear));
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn report(
+    socket: &Socket,
+    store: &state::Store,
+    name: &str,
+    id: &str,
+    action: &str,
+    payload: Option<&Payload>,
+    seq: u64,
+    coalesced: u64,
+) {
+    let status = payload.and_then(|p| p.status);
+    let message = payload.and_then(|p| p.message.clone()).unwrap_or_default();
+    let ok = status.is_none_or(|s| s == 0);
+    let mut label = name.to_owned();
+    if coalesced > 0 {
+        label.push_str(&format!(" (+{coalesced} coalesced)"));
+    }
+    if !message.is_empty() {
+        label.push_str(": ");
+        label.push_str(&message);
+    }
+    let last = LastResult {
+        id: id.to_owned(),
+        pane_id: String::new(),
+        label,
+        outcome: "signalled".into(),
+        ok,
+        elapsed_seconds: 0.0,
+        finished: now_secs(),
+    };
+    let _ = store.set_last(&last);
+    let _ = store.set_hook_last(name, &last);
+    let mut opts = Options::read(socket);
+    notify::refresh_status(socket, store, &opts);
+    let status_text = status.map(|s| s.to_string()).unwrap_or_default();
+    let _ = socket.run([
+        "set-option",
+        "-g",
+        "@tmux-wait-last-channel",
+        name,
+        ";",
+        "set-option",
+        "-g",
+        "@tmux-wait-last-status",
+        &status_text,
+        ";",
+        "set-option",
+        "-g",
+        "@tmux-wait-last-message",
+        &message,
+        ";",
+        "set-option",
+        "-g",
+        "@tmux-wait-last-seq",
+        &seq.to_string(),
+        ";",
+        "set-option",
+        "-g",
+        "@tmux-wait-last-coalesced",
+        &coalesced.to_string(),
+    ]);
+    if action.trim() == "notify" {
+        // The watch hook (@tmux-wait-on-done) is for watches, not channels.
+        opts.hook.clear();
+        notify::announce(
+            socket,
+            &opts,
+            &Done {
+                last,
+                line: String::new(),
+                channel: String::new(),
+                exit_status: status,
+                pane_tty: String::new(),
+            },
+        );
+    } else {
+        let _ = socket.run_with_input(["source-file", "-"], action);
+    }
+}
+
+/// What `hooks sync` did.
+#[derive(Debug, Serialize)]
+pub struct Synced {
+    pub started: Vec<String>,
+    pub stopped: Vec<String>,
+}
+
+/// `tmux-wait hooks sync`: one listener per declared hook, none for hooks
+/// no longer declared. Safe to run on every config reload.
+pub fn sync(socket: &Socket) -> Result<Synced> {
+    let store = store_for(socket)?;
+    let declared = declared(socket)?;
+    let running = store.listeners();
+    let mut started = Vec::new();
+    for (name, _) in &declared {
+        if !running.iter().any(|l| &l.label == name) {
+            spawn_listener(socket, name)?;
+            started.push(name.clone());
+        }
+    }
+    let mut stopped = Vec::new();
+    for l in running {
+        if !declared.iter().any(|(n, _)| *n == l.label) {
+            if let Ok(pid) = i32::try_from(l.pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGTERM,
+                );
+            }
+            stopped.push(l.label);
+        }
+    }
+    Ok(Synced { started, stopped })
+}
+
+/// Start `tmux-wait listen NAME` in its own session, detached from us.
+fn spawn_listener(socket: &Socket, name: &str) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(socket.args())
+        .arg("listen")
+        .arg(name)
+        .env_remove("TMUX_PANE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and takes no arguments.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.spawn()
+        .map(drop)
+        .map_err(|e| Error::io("cannot start a hook listener", e))
+}
+
+/// One line of `hooks list`.
+#[derive(Debug, Serialize)]
+pub struct HookInfo {
+    pub channel: String,
+    pub action: String,
+    pub listener_pid: Option<u32>,
+    pub last: Option<LastResult>,
+}
+
+pub fn list(socket: &Socket) -> Result<Vec<HookInfo>> {
+    let store = store_for(socket)?;
+    let listeners = store.listeners();
+    Ok(declared(socket)?
+        .into_iter()
+        .map(|(channel, action)| HookInfo {
+            listener_pid: listeners.iter().find(|l| l.label == channel).map(|l| l.pid),
+            last: store.hook_last(&channel),
+            channel,
+            action,
+        })
+        .collect())
+}
+
+pub fn list_human(hooks: &[HookInfo]) -> String {
+    if hooks.is_empty() {
+        return "no hooks declared (set -g @tmux-wait-hook-NAME notify)".into();
+    }
+    let now = now_secs();
+    let mut out = String::from("CHANNEL          LISTENER  LAST                ACTION");
+    for h in hooks {
+        let listener = h
+            .listener_pid
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "none".into());
+        let last = h
+            .last
+            .as_ref()
+            .map(|l| {
+                format!(
+                    "{} {}s ago",
+                    if l.ok { "ok" } else { "failed" },
+                    now.saturating_sub(l.finished)
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "\n{:<16} {:<9} {:<19} {}",
+            h.channel,
+            listener,
+            last,
+            crate::report::sanitize(&h.action)
+        ));
+    }
+    out
+}
