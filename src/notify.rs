@@ -105,10 +105,11 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
             &opts.icon_fail
         };
         if last.outcome == "signalled" {
-            // A channel hook: its name (and message) say enough.
+            // A channel hook: when it arrived, then the channel and message.
             parts.push(format!(
-                "{} {}",
+                "{} {} {}",
                 format_safe(icon, 8),
+                clock(last.finished),
                 format_safe(&last.label, 40)
             ));
         } else {
@@ -122,6 +123,17 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
     }
     let value = parts.join(" ");
     let _ = socket.run(["set-option", "-g", STATUS_OPTION, &value]);
+}
+
+/// Local `HH:MM` of a time in seconds since the epoch.
+fn clock(secs: u64) -> String {
+    let t = libc::time_t::try_from(secs).unwrap_or(0);
+    // SAFETY: localtime_r writes only into the tm we pass.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return String::new();
+    }
+    format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
 }
 
 /// What finished, for the messages and the hook.
@@ -280,6 +292,13 @@ fn run_bounded(mut cmd: Command, limit: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_is_hours_and_minutes() {
+        let c = clock(1_700_000_000);
+        assert_eq!(c.len(), 5);
+        assert_eq!(&c[2..3], ":");
+    }
 
     #[test]
     fn format_safe_doubles_hashes_and_drops_controls() {
