@@ -17,6 +17,23 @@ fn listeners(s: &TestServer) -> Vec<String> {
         .collect()
 }
 
+/// Seconds since process `pid` started (Linux /proc).
+fn process_age(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let start: f64 = stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(uptime - start / 100.0)
+}
+
 fn option(s: &TestServer, name: &str) -> String {
     s.tmux(&["show-option", "-gqv", name]).trim().to_owned()
 }
@@ -165,6 +182,21 @@ fn listeners_end_with_the_server_or_when_killed() {
     s.tmux(&["set-option", "-g", "@tmux-wait-hook-b", "notify"]);
     assert_eq!(tw(&s, &["hooks", "sync"]).code, Some(0));
     s.wait_until(&s.pane, "two listeners", || listeners(&s).len() == 2);
+    // Both armed: their wait-for clients are running.
+    s.wait_until(&s.pane, "armed listeners", || {
+        let p = s.processes_using_socket();
+        p.iter().any(|x| x.contains("wait-for a ")) && p.iter().any(|x| x.contains("wait-for b "))
+    });
+    // A listener undoes its registration only when its client has been
+    // waiting long enough to have surely registered (100 ms, see README).
+    s.wait_until(&s.pane, "the wait-for client to be 150 ms old", || {
+        s.processes_using_socket()
+            .iter()
+            .find(|x| x.contains("wait-for a "))
+            .and_then(|x| x.split(':').next()?.parse::<u32>().ok())
+            .and_then(process_age)
+            .is_some_and(|age| age > 0.15)
+    });
     // SIGTERM one: it ends and undoes its wait-for registration, so a
     // signal with nobody waiting is still latched for the next waiter.
     let pid = listeners(&s)

@@ -260,7 +260,7 @@ fn builds_the_helper_when_missing_and_says_so() {
     std::fs::write(
         bin.join("cargo"),
         format!(
-            "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nmkdir -p target/release\nprintf '#!/bin/sh\\necho tmux-wait 9.9.9\\n' > target/release/tmux-wait\nchmod +x target/release/tmux-wait\n",
+            "#!/bin/sh\n# Waits for the test's go-ahead, 30 s at most.\nfor _ in $(seq 1 600); do [ -e '{}' ] && break; sleep 0.05; done\nmkdir -p target/release\nprintf '#!/bin/sh\\necho tmux-wait 9.9.9\\n' > target/release/tmux-wait\nchmod +x target/release/tmux-wait\n",
             go.display()
         ),
     )
