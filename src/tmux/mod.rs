@@ -68,40 +68,32 @@ impl Socket {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        let out = self
-            .command()
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| Error::io("cannot run tmux", e))?;
-        if out.status.success() {
-            let s = String::from_utf8_lossy(&out.stdout);
-            Ok(s.lines().map(str::to_owned).collect())
-        } else {
-            Err(classify_failure(&String::from_utf8_lossy(&out.stderr)))
-        }
+        self.run_inner(args, None)
     }
-}
 
-impl Socket {
     /// Run one tmux command with `input` on its standard input.
     pub fn run_with_input<I, S>(&self, args: I, input: &str) -> Result<Vec<String>>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
+        self.run_inner(args, Some(input))
+    }
+
+    fn run_inner<I, S>(&self, args: I, input: Option<&str>) -> Result<Vec<String>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
         use std::io::Write;
-        let mut child = self
-            .command()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| Error::io("cannot run tmux", e))?;
-        if let Some(mut stdin) = child.stdin.take() {
-            let _ = stdin.write_all(input.as_bytes());
+        let mut cmd = self.command();
+        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        if input.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
+        let mut child = cmd.spawn().map_err(|e| Error::io("cannot run tmux", e))?;
+        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+            let _ = stdin.write_all(text.as_bytes());
         }
         let out = child
             .wait_with_output()
