@@ -189,9 +189,13 @@ impl ControlClient {
         }
     }
 
-    /// Detach cleanly: close stdin (tmux ends a control client on EOF), wait
-    /// a little for it to go, then kill it. Always reaps the child.
+    /// End the client: kill it and reap it. A control client that is told
+    /// to exit (EOF on stdin) first waits for the server's acknowledgement,
+    /// which a busy server (many clients attaching and detaching) delays by
+    /// tens of milliseconds; the server treats a killed client exactly like
+    /// one that detached. Always reaps the child.
     fn shutdown(&mut self) {
+        let _ = self.child.kill();
         drop(self.stdin.take());
         // The reader reports EOF once the client has closed its stdout,
         // which it does as it exits; only then is waiting for it prompt.

@@ -162,7 +162,15 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
     };
     store.add(&record)?;
     notify::refresh_status(&req.socket, &store, &opts);
-    let outcome = run_kind(req, &pane, start);
+    // The pane existed when the watch was recorded: if it cannot be found
+    // now, it died in between.
+    let outcome = run_kind(req, &pane, start).map_err(|e| match e.kind {
+        Kind::NoPane => Error::new(
+            Kind::PaneDied,
+            format!("pane {} was closed during the wait", pane.pane_id),
+        ),
+        _ => e,
+    });
     store.remove(&id);
     let (outcome, ok, line, exit_status) = match outcome {
         Ok(o) => o,
