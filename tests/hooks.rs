@@ -215,3 +215,35 @@ fn listeners_end_with_the_server_or_when_killed() {
     s.tmux(&["kill-server"]);
     s.wait_until(&s.pane, "no listeners", || listeners(&s).is_empty());
 }
+
+#[test]
+fn signals_lost_to_a_cleared_latch_are_reported_as_coalesced() {
+    // tmux keeps one unawaited signal; a second one clears it. Simulate two
+    // tmux-wait signals lost that way while the listener re-arms: its hook
+    // command bumps the channel's sequence by two, once, without signalling.
+    let s = TestServer::new();
+    let hex: String = "gap".bytes().map(|b| format!("{b:02x}")).collect();
+    let q = format!("@tmux-wait-q-{hex}");
+    s.tmux(&["set-option", "-g", "@bump", "1"]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux-wait-hook-gap",
+        &format!(
+            "set-option -gaF @log '#{{@tmux-wait-last-seq}}:#{{@tmux-wait-last-coalesced}},' ; \
+             if -F '#{{@bump}}' {{ set-option -gu @bump ; set-option -gF {q} '#{{e|+|:#{{{q}}},2}}' }}"
+        ),
+    ]);
+    assert_eq!(tw(&s, &["hooks", "sync"]).code, Some(0));
+    s.wait_until(&s.pane, "the listener", || listeners(&s).len() == 1);
+    s.wait_until(&s.pane, "the listener to be armed", || {
+        s.processes_using_socket()
+            .iter()
+            .any(|x| x.contains("wait-for gap "))
+    });
+    assert_eq!(tw(&s, &["signal", "gap", "--status", "0"]).code, Some(0));
+    s.wait_until(&s.pane, "two reports", || {
+        option(&s, "@log").matches(',').count() == 2
+    });
+    assert_eq!(option(&s, "@log"), "1:0,3:1,");
+}

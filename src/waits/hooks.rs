@@ -14,10 +14,10 @@
 //! A listener re-arms before it reports (a new `wait-for` client is started
 //! as soon as the previous one wakes), so a signal sent while it reports is
 //! waited for already; one that lands in the few milliseconds between wake
-//! and re-arm is latched by tmux and delivered next. Signals sent by
-//! `tmux-wait signal` are numbered: when two or more landed in that gap
-//! (tmux keeps only one latch), the next report says how many were
-//! coalesced into it.
+//! and re-arm is latched by tmux and delivered next. A second one in that
+//! gap clears tmux's latch. Signals sent by `tmux-wait signal` are
+//! numbered, so the listener sees the sequence move without a wake and
+//! reports the latest result with the count of those coalesced into it.
 
 use super::channel::{ChannelWaiter, Payload, Woke};
 use super::watch::store_for;
@@ -97,17 +97,26 @@ pub fn listen(socket: &Socket, name: &str) -> Result<()> {
 }
 
 fn run_listener(socket: &Socket, store: &state::Store, name: &str, id: &str) -> Result<()> {
-    let [_, q, _] = super::channel::option_names(name);
-    let mut last_seq: u64 = socket
-        .run(["show-option", "-gqv", &q])?
-        .first()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let [r, q, seen] = super::channel::option_names(name);
+    let read_seq = || -> Result<u64> {
+        Ok(socket
+            .run(["show-option", "-gqv", &q])?
+            .first()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    };
+    let mut last_seq = read_seq()?;
     let mut waiter = ChannelWaiter::spawn(socket, name)?;
     let mut clear_at: Option<Instant> = None;
     let mut fired = 0u64;
+    // A wake found without the waiter (see below): its waiter is still armed.
+    let mut recovered: Option<Woke> = None;
     loop {
-        match waiter.wait(socket, clear_at)? {
+        let (woke, rearm) = match recovered.take() {
+            Some(w) => (w, false),
+            None => (waiter.wait(socket, clear_at)?, true),
+        };
+        match woke {
             Woke::Deadline => {
                 if store.last().is_some_and(|l| l.id.starts_with(id)) {
                     store.clear_last();
@@ -117,11 +126,12 @@ fn run_listener(socket: &Socket, store: &state::Store, name: &str, id: &str) -> 
             }
             Woke::Signalled(payload, seq) => {
                 // Re-arm first, so a signal sent while we report is waited for.
-                let next = ChannelWaiter::spawn(socket, name)?;
+                if rearm {
+                    waiter = ChannelWaiter::spawn(socket, name)?;
+                }
                 let action = action_of(socket, name)?;
                 if action.trim().is_empty() {
-                    let mut next = next;
-                    let _ = next.cancel(socket);
+                    let _ = waiter.cancel(socket);
                     return Ok(());
                 }
                 let coalesced = if payload.is_some() && seq > last_seq + 1 {
@@ -130,7 +140,7 @@ fn run_listener(socket: &Socket, store: &state::Store, name: &str, id: &str) -> 
                     0
                 };
                 if payload.is_some() {
-                    last_seq = seq;
+                    last_seq = last_seq.max(seq);
                 }
                 fired += 1;
                 report(
@@ -143,17 +153,42 @@ fn run_listener(socket: &Socket, store: &state::Store, name: &str, id: &str) -> 
                     seq,
                     coalesced,
                 );
-                waiter = next;
                 let clear = socket
                     .run(["show-option", "-gqv", CLEAR_OPTION])
                     .ok()
                     .and_then(|v| v.first().and_then(|s| s.parse().ok()))
                     .unwrap_or(CLEAR_DEFAULT);
                 clear_at = (clear > 0).then(|| Instant::now() + Duration::from_secs(clear));
+                // Signals sent between the wake and the re-arm: tmux latches
+                // one (the new waiter wakes at once), but a second one clears
+                // its latch. When tmux-wait signals arrived that no wake
+                // delivers, report them now, as coalesced into the latest.
+                if read_seq()? > last_seq {
+                    recovered = match waiter.wait(socket, Some(Instant::now() + GAP_GRACE))? {
+                        Woke::Deadline => {
+                            let now_seq = read_seq()?;
+                            let payload = socket
+                                .run(["show-option", "-gqv", &r])?
+                                .first()
+                                .and_then(|v| serde_json::from_str::<Payload>(v).ok());
+                            let _ = socket.run(["set-option", "-g", &seen, &now_seq.to_string()]);
+                            Some(Woke::Signalled(payload, now_seq))
+                        }
+                        // The latched one: handle it as any wake (re-arming).
+                        woke => {
+                            waiter = ChannelWaiter::spawn(socket, name)?;
+                            Some(woke)
+                        }
+                    };
+                }
             }
         }
     }
 }
+
+/// How long a re-armed listener waits for tmux's latch before it concludes
+/// that signals sent during the re-arm were lost to a cleared latch.
+const GAP_GRACE: Duration = Duration::from_millis(50);
 
 #[allow(clippy::too_many_arguments)]
 fn report(
