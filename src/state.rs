@@ -232,7 +232,9 @@ impl Store {
     }
 }
 
-fn hex(s: &str) -> String {
+/// Hex of a name's bytes, for option and file names that must not hold
+/// the `.` and `:` channel names may.
+pub fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -251,6 +253,28 @@ pub fn process_is_watch(pid: u32) -> bool {
         // No /proc (not Linux): trust the signal check.
         Err(_) => !Path::new("/proc/self").exists(),
     }
+}
+
+/// Seconds since the epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// SIGTERM a watch or listener of ours (each cleans up after itself);
+/// false when `pid` is not one (gone, or a recycled pid).
+pub fn terminate(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    process_is_watch(pid)
+        && nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(raw),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .is_ok()
 }
 
 /// A short id for a new watch: unique per server for practical purposes.

@@ -48,7 +48,7 @@ pub const MAX_MESSAGE: usize = 4096;
 /// last took. Channel names may hold `.` and `:`, which formats would
 /// misread, so the name is hex-encoded.
 pub fn option_names(name: &str) -> [String; 3] {
-    let hex: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::state::hex(name);
     [
         format!("@tmux-wait-r-{hex}"),
         format!("@tmux-wait-q-{hex}"),

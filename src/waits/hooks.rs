@@ -27,19 +27,12 @@ use crate::notify::{self, Done, Options};
 use crate::state::{self, LastResult, WatchRecord};
 use crate::tmux::Socket;
 use serde::Serialize;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 pub const HOOK_PREFIX: &str = "@tmux-wait-hook-";
 /// Seconds a hook's result stays in the status segment (0: until cleared).
 const CLEAR_OPTION: &str = "@tmux-wait-hooks-clear";
 const CLEAR_DEFAULT: u64 = 300;
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
 
 /// The hooks declared on the server: (channel, action).
 pub fn declared(socket: &Socket) -> Result<Vec<(String, String)>> {
@@ -84,7 +77,7 @@ pub fn listen(socket: &Socket, name: &str) -> Result<()> {
         pane_id: String::new(),
         kind: "listener".into(),
         label: name.to_owned(),
-        started: now_secs(),
+        started: state::now_secs(),
         timeout_seconds: 0.0,
         channel: name.to_owned(),
     })?;
@@ -219,7 +212,7 @@ fn report(
         outcome: "signalled".into(),
         ok,
         elapsed_seconds: 0.0,
-        finished: now_secs(),
+        finished: state::now_secs(),
     };
     let _ = store.set_last(&last);
     let _ = store.set_hook_last(name, &last);
@@ -294,12 +287,7 @@ pub fn sync(socket: &Socket) -> Result<Synced> {
     let mut stopped = Vec::new();
     for l in running {
         if !declared.iter().any(|(n, _)| *n == l.label) {
-            if let Ok(pid) = i32::try_from(l.pid) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGTERM,
-                );
-            }
+            state::terminate(l.pid);
             stopped.push(l.label);
         }
     }
@@ -358,7 +346,7 @@ pub fn list_human(hooks: &[HookInfo]) -> String {
     if hooks.is_empty() {
         return "no hooks declared (set -g @tmux-wait-hook-NAME notify)".into();
     }
-    let now = now_secs();
+    let now = state::now_secs();
     let mut out = String::from("CHANNEL          LISTENER  LAST                ACTION");
     for h in hooks {
         let listener = h

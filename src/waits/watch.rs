@@ -19,7 +19,7 @@ use crate::report::{bound_lines, sanitize, seconds};
 use crate::state::{self, LastResult, Store, WatchRecord};
 use crate::tmux::{PaneInfo, Socket, resolve_pane};
 use serde::Serialize;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// What a watch waits for.
 #[derive(Debug, Clone)]
@@ -96,13 +96,6 @@ impl WatchResult {
     }
 }
 
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 /// The state store of the server behind `socket`.
 pub fn store_for(socket: &Socket) -> Result<Store> {
     let lines = socket.run([
@@ -156,7 +149,7 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
         pane_id: pane.pane_id.clone(),
         kind: kind.to_owned(),
         label: label.clone(),
-        started: now_secs(),
+        started: state::now_secs(),
         timeout_seconds: req.timeout.as_secs_f64(),
         channel: channel.clone(),
     };
@@ -191,7 +184,7 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
         outcome: outcome.clone(),
         ok,
         elapsed_seconds: command_seconds.unwrap_or(seconds(elapsed)),
-        finished: now_secs(),
+        finished: state::now_secs(),
     };
     let _ = store.set_last(&last);
     notify::refresh_status(&req.socket, &store, &opts);
@@ -296,7 +289,7 @@ pub fn list_human(watches: &[WatchRecord]) -> String {
     if watches.is_empty() {
         return "no watches".into();
     }
-    let now = now_secs();
+    let now = state::now_secs();
     let mut out = String::from("ID      PANE   KIND   AGE     WAITING FOR");
     for w in watches {
         out.push_str(&format!(
@@ -342,21 +335,11 @@ pub fn cancel(socket: &Socket, sel: &Selection) -> Result<Vec<String>> {
             format!("no watch with id '{}'", sanitize(id)),
         ));
     }
-    let mut done = Vec::new();
-    for w in chosen {
-        let Ok(pid) = i32::try_from(w.pid) else {
-            continue;
-        };
-        if state::process_is_watch(w.pid)
-            && nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            )
-            .is_ok()
-        {
-            done.push(w.id);
-        }
-    }
+    let done = chosen
+        .into_iter()
+        .filter(|w| state::terminate(w.pid))
+        .map(|w| w.id)
+        .collect();
     Ok(done)
 }
 

@@ -343,6 +343,15 @@ pub struct Finished {
 }
 
 impl Finished {
+    /// The first matched line of a wait that must have found (exit 0).
+    pub fn matched_line(&self) -> String {
+        assert_eq!(self.code, Some(0), "{} / {}", self.stdout, self.stderr);
+        self.json()["matched_lines"][0]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_str(self.stdout.trim()).unwrap_or_else(|e| {
             panic!(
