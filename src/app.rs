@@ -1,14 +1,16 @@
 //! From arguments to an exit code: parse, validate into a request, run the
 //! wait, print the result. `main` only calls `run`.
 
-use crate::cli::{ChannelArgs, Cli, Command, Engine, TextArgs, WatchArgs};
+use crate::cli::{
+    ChannelArgs, Cli, Command, Engine, OutputArgs, OutputOpts, RunArgs, TextArgs, WatchArgs,
+};
 use crate::config::{ceiling_from_env, effective_timeout, parse_duration, validate_channel};
 use crate::engine::EngineKind;
 use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::report::error_json;
 use crate::tmux::Socket;
-use crate::waits::{channel, hooks, text, watch};
+use crate::waits::{channel, command, hooks, text, watch};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -19,6 +21,32 @@ const MIN_INTERVAL: Duration = Duration::from_millis(10);
 /// Run the program with these arguments; returns the exit code.
 pub fn run(args: Vec<OsString>) -> i32 {
     let json = args.iter().any(|a| a == "--json");
+    // `run` exits like timeout(1): its own failures are 125.
+    let is_run = subcommand(&args) == Some("run");
+    let code = run_cli(args, json);
+    if is_run && code == exit::ERROR {
+        command::EXIT_FAILED
+    } else {
+        code
+    }
+}
+
+/// The subcommand's name: the first word that is not an option (or the
+/// value of -L/-S).
+fn subcommand(args: &[OsString]) -> Option<&str> {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        let a = a.to_str()?;
+        if a == "-L" || a == "-S" {
+            it.next();
+        } else if !a.starts_with('-') {
+            return Some(a);
+        }
+    }
+    None
+}
+
+fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -75,6 +103,44 @@ pub fn run(args: Vec<OsString>) -> i32 {
             match sent {
                 Ok(()) => exit::OK,
                 Err(e) => fail(&e, false),
+            }
+        }
+        Command::Run(a) => match run_request(socket, &a).and_then(|r| command::run(&r)) {
+            Ok(r) => {
+                show(a.json, &r, || r.human());
+                if let Some(n) = r.note()
+                    && !a.json
+                {
+                    note(&n);
+                }
+                r.exit_code()
+            }
+            Err(e) => fail(&e, a.json),
+        },
+        Command::Output(a) => {
+            let json = a.json || a.ndjson;
+            let ndjson = a.ndjson;
+            let emit = |r: &command::OutputResult| {
+                print(&serde_json::to_string(r).expect("serialisable"));
+            };
+            match output_request(socket, &a).and_then(|r| command::output(&r, emit)) {
+                Ok(r) => {
+                    show(json, &r, || r.human());
+                    if !json
+                        && (r.finished
+                            || r.timed_out
+                            || r.lines_missed > 0
+                            || r.history_cleared
+                            || r.clipped_lines > 0
+                            || r.prompt.is_some()
+                            || r.unsubmitted_input.is_some())
+                    {
+                        note(&r.note());
+                    }
+                    let _ = ndjson;
+                    r.exit_code()
+                }
+                Err(e) => fail(&e, json),
             }
         }
         Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
@@ -147,6 +213,75 @@ pub fn run(args: Vec<OsString>) -> i32 {
             Err(e) => fail(&e, false),
         },
     }
+}
+
+fn regex_arg(flag: &str, re: Option<&String>) -> Result<Option<regex::Regex>> {
+    re.map(|r| {
+        regex::RegexBuilder::new(r)
+            .size_limit(1 << 22)
+            .build()
+            .map_err(|e| {
+                let first = e.to_string().lines().last().unwrap_or("").to_owned();
+                Error::new(
+                    Kind::InvalidRegex,
+                    format!("{flag}: invalid regex: {first}"),
+                )
+            })
+    })
+    .transpose()
+}
+
+fn common(
+    socket: Socket,
+    target: &Option<String>,
+    timeout: &str,
+    cap: Option<Duration>,
+    o: &OutputOpts,
+) -> Result<command::Common> {
+    if let Some(t) = target {
+        validate_target(t)?;
+    }
+    crate::cursor::validate_name(&o.cursor)?;
+    let mut timeout = effective_timeout(duration("--timeout", timeout)?, ceiling_from_env()?);
+    if let Some(cap) = cap {
+        timeout = timeout.min(cap);
+    }
+    Ok(command::Common {
+        socket,
+        target: target.clone(),
+        cursor: o.cursor.clone(),
+        timeout,
+        clip: crate::clip::ClipOptions {
+            show: regex_arg("--show", o.show.as_ref())?,
+            show_after: o.show_after.unwrap_or(0),
+            last_lines: o.last_lines,
+            max_lines: o.max_lines,
+        },
+        save_to: o.save_to.clone(),
+        prompt: regex_arg("--prompt", o.prompt.as_ref())?,
+    })
+}
+
+fn run_request(socket: Socket, a: &RunArgs) -> Result<command::RunRequest> {
+    Ok(command::RunRequest {
+        common: common(socket, &a.target, &a.timeout, None, &a.opts)?,
+        command: a.command.join(" "),
+        force: a.force,
+    })
+}
+
+fn output_request(socket: Socket, a: &OutputArgs) -> Result<command::OutputRequest> {
+    Ok(command::OutputRequest {
+        common: common(
+            socket,
+            &a.target,
+            &a.timeout,
+            Some(command::MAX_OUTPUT_TIMEOUT),
+            &a.opts,
+        )?,
+        until: regex_arg("--until", a.until.as_ref())?,
+        ndjson: a.ndjson,
+    })
 }
 
 fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
@@ -287,13 +422,23 @@ fn channel_wait(socket: &Socket, a: &ChannelArgs) -> Result<crate::report::Chann
     channel::wait(socket, &a.name, effective_timeout(timeout, ceiling))
 }
 
-/// Print a result: its JSON with --json, else the line for people.
+/// Print a result: its JSON with --json, else the text for people (if
+/// any).
 fn show<T: serde::Serialize>(json: bool, value: &T, human: impl FnOnce() -> String) {
     if json {
         print(&serde_json::to_string(value).expect("serialisable"));
     } else {
-        print(&human());
+        let h = human();
+        if !h.is_empty() {
+            print(&h);
+        }
     }
+}
+
+/// A line for people on stderr.
+fn note(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
 }
 
 /// Print a line on stdout; a closed stdout (EPIPE) is not an error.

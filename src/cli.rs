@@ -57,6 +57,12 @@ pub enum Command {
     Channel(ChannelArgs),
     /// Signal a tmux wait-for channel, optionally with a result (--status, --message)
     Signal(SignalArgs),
+    /// Type a command into a pane's shell, wait until it ends, report its exit status and its output
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+    /// Wait for, then return, the pane's output this cursor has not shown before
+    #[command(after_help = OUTPUT_HELP)]
+    Output(OutputArgs),
     /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
@@ -108,6 +114,118 @@ the @tmux-wait-on-done command with TMUX_WAIT_* variables, and signals its
 channel (tmux-wait-done-ID unless --channel).
 
 Exit codes as for text; a cancelled watch exits 143.";
+
+pub const RUN_HELP: &str = "\
+The words of COMMAND are joined with spaces and typed as one line into the
+pane's shell (bash, zsh, sh, dash, ksh), which must be at its prompt. The
+output is what the command wrote: not the prompt, not the echo, not the
+wrapper. `cd` and `export` persist, as when typed by hand. Afterwards $? in
+the shell is 0 (the wrapper's); the status is the command's exit code here.
+
+Exit codes (as timeout(1)):
+  N    the command's own exit status
+  0    also: the command stopped at an interactive program's prompt
+  124  timed out: the command keeps running; `tmux-wait output` continues
+  125  tmux-wait failed (the error says why): bad usage, no such pane, the
+       pane is not at a shell prompt or has unsubmitted text (see --force)
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
+
+pub const OUTPUT_HELP: &str = "\
+Returns at once when there are lines the cursor has not shown, else waits
+for new output (gathered until the pane is quiet for 20 ms), the followed
+command's end (exit status when known), an interactive program's prompt
+(>>>, (gdb), ... or --prompt), --until, or the timeout. A cursor is kept in
+the pane option @tmux-wait-cursor-NAME; a new cursor starts with the screen.
+
+Exit codes:
+  0    returned lines or a state change
+  1    timed out with nothing new
+  2    error (bad usage, no such pane, server gone)
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
+
+/// How command output is shown and kept: shared by `run` and `output`.
+#[derive(Debug, Clone, Args)]
+pub struct OutputOpts {
+    /// Only lines matching this regex (numbered N:), plus the last few (--last-lines, default 3)
+    #[arg(long, value_name = "REGEX")]
+    pub show: Option<String>,
+
+    /// With --show: also this many lines after each match (numbered N-), like grep -A
+    #[arg(long, value_name = "N", requires = "show")]
+    pub show_after: Option<usize>,
+
+    /// Only the last N lines
+    #[arg(long, value_name = "N")]
+    pub last_lines: Option<usize>,
+
+    /// At most N lines: longer output is clipped in the middle, led by the summary lines found there (test results, compiler errors, make's failure); 0 for all
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub max_lines: usize,
+
+    /// Also write the output, unfiltered, to FILE (run: replaced; output: appended)
+    #[arg(long, value_name = "FILE")]
+    pub save_to: Option<PathBuf>,
+
+    /// An interactive program's prompt to stop at (regex on the unfinished last line), besides >>>, (gdb), (Pdb), In [N]:, sqlite>, ...
+    #[arg(long, value_name = "REGEX")]
+    pub prompt: Option<String>,
+
+    /// The cursor to read and move (per pane; a script, a key binding and an agent can each have their own)
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub cursor: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Pane to type into (as for text)
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+
+    /// How long to wait for the command to end; it keeps running after
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub timeout: String,
+
+    /// Clear unsubmitted text at the prompt (C-e C-u) and type anyway
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print one JSON object on stdout
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub opts: OutputOpts,
+
+    /// The command (after --)
+    #[arg(required = true, num_args = 1.., last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Pane to read (as for text)
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target: Option<String>,
+
+    /// How long to wait for something to return (at most 1500s)
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub timeout: String,
+
+    /// Return as soon as unseen output matches this regex (the command still running)
+    #[arg(long, value_name = "REGEX")]
+    pub until: Option<String>,
+
+    /// Print one JSON object on stdout
+    #[arg(long, conflicts_with = "ndjson")]
+    pub json: bool,
+
+    /// Stream one JSON object per batch of new lines until the command ends or the timeout
+    #[arg(long)]
+    pub ndjson: bool,
+
+    #[command(flatten)]
+    pub opts: OutputOpts,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Engine {

@@ -42,6 +42,10 @@ pub enum Kind {
     Tmux,
     /// A local system call failed (spawning tmux, pipes).
     Io,
+    /// `run`: the pane is not at a shell prompt it can type into.
+    NotAtPrompt,
+    /// `run`: another run is typing into the same pane.
+    Busy,
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
 }
@@ -59,6 +63,8 @@ impl Kind {
             Kind::ServerExited => "server_exited",
             Kind::Tmux => "tmux_error",
             Kind::Io => "io_error",
+            Kind::NotAtPrompt => "not_at_prompt",
+            Kind::Busy => "busy",
             Kind::Interrupted(_) => "interrupted",
         }
     }

@@ -3,7 +3,9 @@
 
 mod app;
 mod cli;
+mod clip;
 mod config;
+mod cursor;
 mod engine;
 mod error;
 mod matcher;

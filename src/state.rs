@@ -212,7 +212,13 @@ impl Store {
     /// process's life (released by the kernel when it ends). None when
     /// another process holds it.
     pub fn listener_lock(&self, channel: &str) -> Option<fs::File> {
-        let path = self.dir.join(format!("listener-{}.lock", hex(channel)));
+        self.lock(&format!("listener-{}", hex(channel)), false)
+    }
+
+    /// An exclusive lock on `name` (a file name without `/`), held until
+    /// the returned file is dropped; with `wait`, blocks until it is free.
+    pub fn lock(&self, name: &str, wait: bool) -> Option<fs::File> {
+        let path = self.dir.join(format!("{name}.lock"));
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -222,8 +228,13 @@ impl Store {
             .open(path)
             .ok()?;
         use std::os::fd::AsRawFd;
+        let how = if wait {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_EX | libc::LOCK_NB
+        };
         // SAFETY: flock on a descriptor we own.
-        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        let r = unsafe { libc::flock(f.as_raw_fd(), how) };
         (r == 0).then_some(f)
     }
 
@@ -278,6 +289,24 @@ pub fn terminate(pid: u32) -> bool {
 }
 
 /// A short id for a new watch: unique per server for practical purposes.
+/// 64 random bits as hex, for ids nobody may guess (a program in a pane
+/// must not be able to forge the end of a command typed by `run`).
+pub fn random_id() -> String {
+    let mut b = [0u8; 8];
+    let read = fs::File::open("/dev/urandom").and_then(|mut f| {
+        use std::io::Read;
+        f.read_exact(&mut b)
+    });
+    if read.is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b = ((t as u64) ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 pub fn new_id() -> String {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

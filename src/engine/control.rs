@@ -8,7 +8,7 @@
 //! already in that capture, and everything after it is new.
 
 use super::shell::line_editor_active;
-use super::vt::{Entry, LineTracker};
+use super::vt::{Entry, Item, LineTracker};
 use super::{Candidate, Final, PaneSource, Setup, pane_fields, trim_rows};
 use crate::error::{Error, Kind, Result};
 use crate::signals;
@@ -31,7 +31,9 @@ const MAX_EVENTS_PER_BATCH: usize = 512;
 /// How far back `tail` may reach, in rows, whatever the scrollback holds.
 const TAIL_ROWS: i64 = 64;
 
-const ENTRY_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{window_id}";
+const ENTRY_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{history_limit}\t#{pane_height}\t#{window_id}";
+/// What a cursor needs to guess where its place is now (see `cursor`).
+pub const GEOMETRY_FORMAT: &str = "#{history_size}\t#{history_limit}\t#{cursor_y}\t#{pane_height}";
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{window_id}";
 const FINAL_FORMAT: &str =
     "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
@@ -46,6 +48,17 @@ enum Purpose {
     Wanted,
 }
 
+/// A pane's size and where its cursor and history stand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Geometry {
+    pub history_size: i64,
+    pub history_limit: i64,
+    pub height: i64,
+    pub width: i64,
+    pub cursor_x: i64,
+    pub cursor_y: i64,
+}
+
 pub struct ControlSource {
     client: ControlClient,
     socket: Socket,
@@ -57,6 +70,12 @@ pub struct ControlSource {
     /// history_size + cursor_y at entry: the entry row, counted from the
     /// oldest line of history.
     entry_abs: i64,
+    geometry: Geometry,
+    history: Vec<String>,
+    cursor_value: String,
+    /// Absolute row of the first line of `history`.
+    history_from: Option<i64>,
+    final_lines: bool,
     pending: VecDeque<Purpose>,
     wanted: Option<(bool, Vec<String>)>,
     next_check: Instant,
@@ -85,6 +104,11 @@ impl ControlSource {
             tracker: None,
             entry_lines: Vec::new(),
             entry_abs: 0,
+            geometry: Geometry::default(),
+            history: Vec::new(),
+            cursor_value: String::new(),
+            history_from: None,
+            final_lines: setup.final_lines,
             pending: VecDeque::new(),
             wanted: None,
             next_check: Instant::now() + CHECK_EVERY,
@@ -93,56 +117,23 @@ impl ControlSource {
             check_every: CHECK_EVERY,
         };
         let t = quote(&pane.pane_id);
-        // Sent together, run together: no pane output is parsed in between.
-        me.send(
-            &format!("display-message -p -t {t} {}", quote(ENTRY_FORMAT)),
-            Purpose::Wanted,
-        )?;
-        me.send(&format!("capture-pane -p -t {t}"), Purpose::Wanted)?;
-        me.send(&format!("capture-pane -p -J -t {t}"), Purpose::Wanted)?;
-        let info = me.wait_reply(setup.deadline)?;
-        let rows = me.wait_reply(setup.deadline)?;
-        let joined = me.wait_reply(setup.deadline)?;
-        let (id, f) = pane_fields(&info);
-        if id != pane.pane_id {
-            return Err(me.closed());
+        let mut from = None;
+        if let Some(opt) = &setup.cursor_option {
+            me.send(
+                &format!("display-message -p -t {t} {}", quote(GEOMETRY_FORMAT)),
+                Purpose::Wanted,
+            )?;
+            me.send(
+                &format!("show-options -pqv -t {t} {}", quote(opt)),
+                Purpose::Wanted,
+            )?;
+            let geometry = me.wait_reply(setup.deadline)?;
+            let value = me.wait_reply(setup.deadline)?;
+            me.cursor_value = value.join("\n");
+            let f = super::fields(geometry.first().map(String::as_str).unwrap_or(""));
+            from = Some(crate::cursor::capture_start(&me.cursor_value, &f));
         }
-        if f.len() != 8 {
-            return Err(Error::new(
-                Kind::Tmux,
-                "unexpected reply to display-message",
-            ));
-        }
-        if f[1] == 1 {
-            return Err(Error::new(
-                Kind::PaneDied,
-                format!("pane {} is dead (its program has exited)", pane.pane_id),
-            ));
-        }
-        me.pane.pane_pid = u32::try_from(f[0]).unwrap_or(0);
-        me.window_id = info
-            .first()
-            .map(String::as_str)
-            .unwrap_or("")
-            .rsplit('\t')
-            .next()
-            .unwrap_or("")
-            .to_owned();
-        let (width, cursor_x, cursor_y) = (f[2].max(1), f[3].max(0), f[4].max(0));
-        me.entry_abs = f[6].max(0) + cursor_y;
-        let entry_row = rows
-            .get(usize::try_from(cursor_y).unwrap_or(0))
-            .cloned()
-            .unwrap_or_default();
-        me.entry_lines = trim_rows(joined);
-        me.tracker = Some(LineTracker::new(&Entry {
-            width: usize::try_from(width).unwrap_or(80),
-            row: entry_row.trim_end().to_owned(),
-            cursor_x: usize::try_from(cursor_x).unwrap_or(0),
-            alternate_on: f[5] == 1,
-            at_prompt: line_editor_active(me.pane.pane_pid, &pane.pane_tty),
-        }));
-        me.streaming = true;
+        me.entry(from, setup.deadline)?;
         if super::pidwatch::watch(me.pane.pane_pid, me.client.sender()) {
             me.check_every = CHECK_EVERY_WATCHED;
             me.next_check = Instant::now() + me.check_every;
@@ -159,6 +150,198 @@ impl ControlSource {
             me.wait_reply(setup.deadline)?;
         }
         Ok(me)
+    }
+
+    /// Take the entry state: pane geometry, the cursor's row, the visible
+    /// text and, with `from`, the history from that row (`-` for all of it).
+    /// Output that arrives before these replies is in them; everything
+    /// after is new.
+    fn entry(&mut self, from: Option<String>, deadline: Instant) -> Result<()> {
+        self.streaming = false;
+        let t = quote(&self.pane.pane_id);
+        // Sent together, run together: no pane output is parsed in between.
+        self.send(
+            &format!("display-message -p -t {t} {}", quote(ENTRY_FORMAT)),
+            Purpose::Wanted,
+        )?;
+        self.send(&format!("capture-pane -p -t {t}"), Purpose::Wanted)?;
+        self.send(&format!("capture-pane -p -J -t {t}"), Purpose::Wanted)?;
+        if let Some(from) = &from {
+            self.send(
+                &format!("capture-pane -p -J -t {t} -S {} -E -", quote(from)),
+                Purpose::Wanted,
+            )?;
+        }
+        let info = self.wait_reply(deadline)?;
+        let rows = self.wait_reply(deadline)?;
+        let joined = self.wait_reply(deadline)?;
+        self.history = match from {
+            Some(_) => self.wait_reply(deadline)?,
+            None => Vec::new(),
+        };
+
+        let (id, f) = pane_fields(&info);
+        if id != self.pane.pane_id {
+            return Err(self.closed());
+        }
+        if f.len() != 10 {
+            return Err(Error::new(
+                Kind::Tmux,
+                "unexpected reply to display-message",
+            ));
+        }
+        if f[1] == 1 {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!(
+                    "pane {} is dead (its program has exited)",
+                    self.pane.pane_id
+                ),
+            ));
+        }
+        self.pane.pane_pid = u32::try_from(f[0]).unwrap_or(0);
+        self.window_id = info
+            .first()
+            .map(String::as_str)
+            .unwrap_or("")
+            .rsplit('\t')
+            .next()
+            .unwrap_or("")
+            .to_owned();
+        let (width, cursor_x, cursor_y) = (f[2].max(1), f[3].max(0), f[4].max(0));
+        self.entry_abs = f[6].max(0) + cursor_y;
+        self.history_from = match from.as_deref() {
+            Some("-") | None => Some(0),
+            Some(n) => n.parse::<i64>().ok().map(|n| (f[6].max(0) + n).max(0)),
+        };
+        self.geometry = Geometry {
+            history_size: f[6].max(0),
+            history_limit: f[7].max(0),
+            height: f[8].max(1),
+            width,
+            cursor_x,
+            cursor_y,
+        };
+        let entry_row = rows
+            .get(usize::try_from(cursor_y).unwrap_or(0))
+            .cloned()
+            .unwrap_or_default();
+        self.entry_lines = trim_rows(joined);
+        let tracker = LineTracker::new(&Entry {
+            width: usize::try_from(width).unwrap_or(80),
+            row: entry_row.trim_end().to_owned(),
+            cursor_x: usize::try_from(cursor_x).unwrap_or(0),
+            alternate_on: f[5] == 1,
+            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
+        });
+        self.tracker = Some(if self.final_lines {
+            tracker.final_lines()
+        } else {
+            tracker
+        });
+        self.streaming = true;
+        Ok(())
+    }
+
+    /// Take the entry state again with the whole history (a cursor's place
+    /// was not where it was expected).
+    pub fn rebaseline_all(&mut self, deadline: Instant) -> Result<()> {
+        self.entry(Some("-".to_owned()), deadline)
+    }
+
+    /// The pane's geometry at entry.
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    /// Joined lines of the history captured at entry (see
+    /// `Setup::cursor_option`), from the captured start to the screen's end.
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// The absolute row (from the oldest line of history) `history` starts
+    /// at; 0 means it holds all of the history.
+    pub fn history_from(&self) -> i64 {
+        self.history_from.unwrap_or(0)
+    }
+
+    /// The cursor option's value read at entry ("" when unset).
+    pub fn cursor_value(&self) -> &str {
+        &self.cursor_value
+    }
+
+    pub fn pane(&self) -> &PaneInfo {
+        &self.pane
+    }
+
+    pub fn tracker(&self) -> &LineTracker {
+        self.tracker.as_ref().expect("tracker set in open")
+    }
+
+    /// Run tmux commands over the connection, sent together, and return
+    /// their output; pane output arriving meanwhile is kept for the next
+    /// batch.
+    pub fn query_all(
+        &mut self,
+        commands: &[String],
+        deadline: Instant,
+    ) -> Result<Vec<Vec<String>>> {
+        for c in commands {
+            self.send(c, Purpose::Wanted)?;
+        }
+        let mut out = Vec::new();
+        for _ in commands {
+            out.push(self.wait_reply(deadline)?);
+        }
+        Ok(out)
+    }
+
+    /// Lines and marks the tracker holds now (complete lines only).
+    pub fn take_items(&mut self) -> Vec<Item> {
+        self.tracker
+            .as_mut()
+            .map(|t| t.take_items(false))
+            .unwrap_or_default()
+    }
+
+    /// The next lines and marks, or None when `deadline` passed; an empty
+    /// batch means output changed only the unfinished line (or the prompt
+    /// state).
+    pub fn next_items(&mut self, deadline: Instant) -> Result<Option<Vec<Item>>> {
+        if !self.wait_output(deadline)? {
+            return Ok(None);
+        }
+        let t = self.tracker.as_mut().expect("tracker set in open");
+        Ok(Some(t.take_items(false)))
+    }
+
+    /// Wait until pane output arrived (true) or `deadline` passed (false).
+    fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            if now >= self.next_check {
+                self.send_check()?;
+            }
+            let wake = deadline.min(self.next_check);
+            let Some(ev) = self.client.recv(wake) else {
+                continue;
+            };
+            self.output_seen = false;
+            self.handle(ev)?;
+            for _ in 0..MAX_EVENTS_PER_BATCH {
+                match self.client.try_recv() {
+                    Some(ev) => self.handle(ev)?,
+                    None => break,
+                }
+            }
+            if self.output_seen {
+                return Ok(true);
+            }
+        }
     }
 
     fn send(&mut self, line: &str, purpose: Purpose) -> Result<()> {
@@ -377,31 +560,11 @@ impl PaneSource for ControlSource {
     }
 
     fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(None);
-            }
-            if now >= self.next_check {
-                self.send_check()?;
-            }
-            let wake = deadline.min(self.next_check);
-            let Some(ev) = self.client.recv(wake) else {
-                continue;
-            };
-            self.output_seen = false;
-            self.handle(ev)?;
-            for _ in 0..MAX_EVENTS_PER_BATCH {
-                match self.client.try_recv() {
-                    Some(ev) => self.handle(ev)?,
-                    None => break,
-                }
-            }
-            if self.output_seen {
-                let t = self.tracker.as_mut().expect("tracker set in open");
-                return Ok(Some(t.take(true)));
-            }
+        if !self.wait_output(deadline)? {
+            return Ok(None);
         }
+        let t = self.tracker.as_mut().expect("tracker set in open");
+        Ok(Some(t.take(true)))
     }
 
     fn saw_output(&self) -> bool {

@@ -30,6 +30,12 @@ pub struct Setup {
     pub ready: Option<String>,
     /// Bounds the setup itself.
     pub deadline: Instant,
+    /// Emit lines as they end up, with empty lines and marks (command
+    /// output), instead of every state a line passed through (text waits).
+    pub final_lines: bool,
+    /// Read this pane option (a cursor) first and capture the history from
+    /// where it points, as part of the entry state (control engine only).
+    pub cursor_option: Option<String>,
 }
 
 /// How the pane looked at the end.

@@ -216,6 +216,7 @@ impl PollSource {
             .map(|r| Candidate {
                 text: r.trim_end().to_owned(),
                 rendered: None,
+                prompt: false,
             })
             .collect())
     }

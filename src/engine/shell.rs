@@ -19,6 +19,61 @@ pub fn line_editor_active(pane_pid: u32, tty: &str) -> bool {
     raw_mode(tty).unwrap_or(false)
 }
 
+/// The name of the program in the pane's foreground, when it is not the
+/// shell itself (None: the shell is in the foreground, or unknown).
+pub fn foreground_command(pane_pid: u32) -> Option<String> {
+    let fg = foreground_group(pane_pid)?;
+    if fg == pane_pid {
+        return None;
+    }
+    let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).ok()?;
+    Some(comm.trim_end().to_owned())
+}
+
+/// Is the shell itself the pane's foreground process group? None where
+/// `/proc` cannot say.
+pub fn shell_in_foreground(pane_pid: u32) -> Option<bool> {
+    foreground_group(pane_pid).map(|fg| fg == pane_pid)
+}
+
+/// The pane's own program name (`/proc/PID/comm`).
+pub fn program_name(pid: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end().trim_start_matches('-').to_owned())
+}
+
+/// Shells whose syntax `run`'s wrapper is written in.
+pub const POSIX_SHELLS: [&str; 9] = [
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "busybox",
+];
+
+/// Characters prompts usually end with (before a space).
+const PROMPT_ENDS: [char; 11] = [
+    '$', '#', '%', '>', '\u{276f}', '\u{279c}', '\u{bb}', '\u{203a}', '\u{3bb}', ']', ')',
+];
+
+/// Text a person typed at a shell prompt and has not submitted, judged from
+/// the cursor's line split at the cursor: text right after the cursor (it
+/// was moved back into typed text), or a line that does not end the way
+/// prompts do. A prompt with an unusual ending reads as typed text: `run
+/// --force` is the way past that.
+pub fn unsubmitted_text(before: &str, after: &str) -> Option<String> {
+    let after_trim = after.trim_end();
+    // A right prompt (zsh RPROMPT) sits far from the cursor.
+    let typed_after = !after_trim.is_empty() && !after.starts_with("  ");
+    let b = before.trim_end();
+    let ends_like_prompt = b.is_empty() || b.ends_with(PROMPT_ENDS);
+    if ends_like_prompt && !typed_after {
+        return None;
+    }
+    let line = if typed_after {
+        format!("{before}{after_trim}")
+    } else {
+        before.to_owned()
+    };
+    Some(line.trim().to_owned())
+}
+
 fn foreground_group(pid: u32) -> Option<u32> {
     parse_tpgid(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
@@ -80,6 +135,32 @@ fn raw_mode(tty: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tells_a_bare_prompt_from_typed_text() {
+        for (before, after) in [
+            ("$ ", ""),
+            ("user@host:~/src$ ", ""),
+            ("root# ", ""),
+            ("% ", ""),
+            ("\u{276f} ", ""),
+            ("[me@box dir]$ ", ""),
+            ("$ ", "                                   12:00:01"),
+            ("", ""),
+        ] {
+            assert_eq!(
+                unsubmitted_text(before, after),
+                None,
+                "{before:?} {after:?}"
+            );
+        }
+        assert_eq!(unsubmitted_text("$ ls -la", ""), Some("$ ls -la".into()));
+        assert_eq!(unsubmitted_text("$ ", "ls"), Some("$ ls".into()));
+        assert_eq!(
+            unsubmitted_text("$ make te", "st"),
+            Some("$ make test".into())
+        );
+    }
 
     #[test]
     fn reads_start_ticks() {

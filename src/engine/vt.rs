@@ -35,6 +35,9 @@ const KEEP_AFTER_CUT: usize = 4096;
 pub enum Origin {
     Old,
     New,
+    /// Written by a shell while printing its prompt (new, but not a
+    /// command's output).
+    Prompt,
     Echo,
 }
 
@@ -63,6 +66,9 @@ pub struct Candidate {
     pub text: String,
     /// The line as rendered, when it differs from `text` (it holds echo).
     pub rendered: Option<String>,
+    /// Nothing on the line came from a program's output: it is a shell
+    /// prompt, with or without the echo of a typed command.
+    pub prompt: bool,
 }
 
 impl Candidate {
@@ -96,6 +102,32 @@ pub struct Entry {
     pub at_prompt: bool,
 }
 
+/// The OSC number `run` brackets a command with: `ESC ] 7731 ; tmux-wait ;
+/// ID ; B BEL` before it, `... ; E ; STATUS BEL` after it. tmux ignores OSC
+/// numbers it does not know, so nothing is drawn; the echo of the typed line
+/// shows the printf's escapes as text, never as this sequence.
+pub const RUN_OSC: &str = "7731";
+pub const RUN_TAG: &str = "tmux-wait";
+
+/// Something the pane's byte stream said about commands, in order with the
+/// lines around it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// A command typed by `run` with this id starts writing here.
+    RunBegin(String),
+    /// That command ended with this status.
+    RunEnd(String, Option<i32>),
+    /// A shell with OSC 133 integration said a command ended (`D`).
+    CommandDone(Option<i32>),
+}
+
+/// A finished line or a mark, in stream order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Line(Candidate),
+    Mark(Mark),
+}
+
 /// Feeds pane bytes through a VT parser into [`Candidate`] lines.
 pub struct LineTracker {
     parser: vte::Parser,
@@ -121,7 +153,10 @@ struct State {
     /// The exit status an OSC 133 `D` mark reported last.
     last_status: Option<i32>,
     now: Instant,
-    out: Vec<Candidate>,
+    /// Emit a line only when finished, as it ends up (command output), not
+    /// each state before an overwrite (text waits).
+    final_only: bool,
+    out: Vec<Item>,
 }
 
 impl LineTracker {
@@ -156,9 +191,17 @@ impl LineTracker {
                 prompts: 0,
                 last_status: None,
                 now: Instant::now(),
+                final_only: false,
                 out: Vec::new(),
             },
         }
+    }
+
+    /// Lines as they end up (overwritten states are not emitted), empty
+    /// lines included, and marks: the view of a command's output.
+    pub fn final_lines(mut self) -> Self {
+        self.state.final_only = true;
+        self
     }
 
     /// Feed bytes the pane's program wrote, read at `at`.
@@ -176,10 +219,63 @@ impl LineTracker {
     /// Take the candidates found so far; with `partial`, the unfinished line
     /// under the cursor too, if it holds new text not yet taken.
     pub fn take(&mut self, partial: bool) -> Vec<Candidate> {
+        self.take_items(partial)
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Line(c) => Some(c),
+                Item::Mark(_) => None,
+            })
+            .collect()
+    }
+
+    /// Lines and marks found so far, in order (see [`LineTracker::take`]).
+    pub fn take_items(&mut self, partial: bool) -> Vec<Item> {
         if partial {
             self.state.emit();
         }
         std::mem::take(&mut self.state.out)
+    }
+
+    /// The line under the cursor as rendered, not taken.
+    pub fn current_line(&self) -> String {
+        let mut s = String::new();
+        for cell in &self.state.cells {
+            if cell.ch != '\0' {
+                s.push(cell.ch);
+                if let Some(c) = &cell.combining {
+                    s.push_str(c);
+                }
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s
+    }
+
+    /// The line under the cursor split at the cursor, as rendered.
+    pub fn split_at_cursor(&self) -> (String, String) {
+        let at = self.state.cursor.min(self.state.cells.len());
+        let text = |cells: &[Cell]| {
+            let mut s = String::new();
+            for cell in cells.iter().filter(|c| c.ch != '\0') {
+                s.push(cell.ch);
+                if let Some(c) = &cell.combining {
+                    s.push_str(c);
+                }
+            }
+            s
+        };
+        (text(&self.state.cells[..at]), text(&self.state.cells[at..]))
+    }
+
+    /// The line under the cursor holds new text not yet taken.
+    pub fn has_partial(&self) -> bool {
+        self.state.dirty
+    }
+
+    /// A shell's line editor is reading a command line (bracketed paste on
+    /// or OSC 133 B seen, and no command started since).
+    pub fn at_prompt(&self) -> bool {
+        self.state.input != InputState::Output
     }
 
     /// Any new (non-echo) character was written on the main screen.
@@ -260,7 +356,7 @@ impl State {
                 self.input = InputState::Input;
                 Origin::Echo
             }
-            InputState::Prompt { .. } => Origin::New,
+            InputState::Prompt { .. } => Origin::Prompt,
             InputState::Input => Origin::Echo,
         }
     }
@@ -274,6 +370,8 @@ impl State {
         let mut text = String::new();
         let mut rendered = String::new();
         let mut has_echo = false;
+        let mut output = false;
+        let mut prompt = false;
         for cell in &mut self.cells {
             cell.fresh = false;
         }
@@ -285,6 +383,8 @@ impl State {
             if let Some(c) = &cell.combining {
                 rendered.push_str(c);
             }
+            output |= cell.origin == Origin::New && cell.ch != ' ';
+            prompt |= cell.origin == Origin::Prompt;
             if cell.origin == Origin::Echo {
                 has_echo = true;
             } else {
@@ -299,10 +399,28 @@ impl State {
         if rendered.is_empty() {
             return;
         }
-        self.out.push(Candidate {
+        self.out.push(Item::Line(Candidate {
             rendered: if has_echo { Some(rendered) } else { None },
             text,
-        });
+            prompt: !output && (prompt || has_echo),
+        }));
+    }
+
+    /// A line feed on a line nothing was written to: an empty line of
+    /// output, which only the final view keeps.
+    fn empty_line(&mut self) {
+        if self.final_only
+            && !self.dirty
+            && self.input == InputState::Output
+            && !self.alt
+            && self.cells.iter().all(|c| c.ch == ' ')
+        {
+            self.out.push(Item::Line(Candidate {
+                text: String::new(),
+                rendered: None,
+                prompt: false,
+            }));
+        }
     }
 
     /// The cursor leaves this line for another row: emit it, start afresh
@@ -328,7 +446,7 @@ impl State {
         if from >= to {
             return;
         }
-        if self.cells[from..to].iter().any(|c| c.fresh && c.ch != ' ') {
+        if !self.final_only && self.cells[from..to].iter().any(|c| c.fresh && c.ch != ' ') {
             self.emit();
         }
         if to == self.cells.len() {
@@ -380,9 +498,10 @@ impl State {
         }
         let pos = self.cursor;
         self.ensure_len(pos + w);
-        if self.cells[pos..pos + w]
-            .iter()
-            .any(|c| c.fresh && c.ch != ' ' && c.ch != ch)
+        if !self.final_only
+            && self.cells[pos..pos + w]
+                .iter()
+                .any(|c| c.fresh && c.ch != ' ' && c.ch != ch)
         {
             // Overwriting text: judge the line as it was first.
             self.emit();
@@ -416,7 +535,7 @@ impl State {
     }
 
     fn mark(&mut self, origin: Origin) {
-        if origin == Origin::New {
+        if matches!(origin, Origin::New | Origin::Prompt) {
             self.dirty = true;
             self.saw_output = true;
         }
@@ -455,6 +574,31 @@ impl State {
     }
 }
 
+impl State {
+    /// `ESC ] 7731 ; tmux-wait ; ID ; B|E [; STATUS] BEL`, from `run`.
+    fn run_mark(&mut self, params: &[&[u8]]) {
+        if params.get(1) != Some(&RUN_TAG.as_bytes()) || self.alt {
+            return;
+        }
+        let text = |i: usize| params.get(i).and_then(|p| std::str::from_utf8(p).ok());
+        let Some(id) = text(2).filter(|id| {
+            !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+        }) else {
+            return;
+        };
+        let mark = match text(3) {
+            Some("B") => Mark::RunBegin(id.to_owned()),
+            Some("E") => Mark::RunEnd(id.to_owned(), text(4).and_then(|s| s.parse().ok())),
+            _ => return,
+        };
+        // What came before belongs to the other side of the mark: the typed
+        // line before B, the command's unfinished last line before E.
+        self.emit();
+        self.input = InputState::Output;
+        self.out.push(Item::Mark(mark));
+    }
+}
+
 impl vte::Perform for State {
     fn print(&mut self, c: char) {
         self.print_char(c);
@@ -471,6 +615,7 @@ impl vte::Perform for State {
             }
             b'\n' | 0x0b | 0x0c => {
                 let (_, col) = self.row_col();
+                self.empty_line();
                 self.break_line(col);
             }
             0x08 => {
@@ -519,9 +664,10 @@ impl vte::Perform for State {
             'P' => {
                 let to = (self.cursor + n).min(end).min(self.cells.len());
                 if self.cursor < to {
-                    if self.cells[self.cursor..to]
-                        .iter()
-                        .any(|c| c.fresh && c.ch != ' ')
+                    if !self.final_only
+                        && self.cells[self.cursor..to]
+                            .iter()
+                            .any(|c| c.fresh && c.ch != ' ')
                     {
                         self.emit();
                     }
@@ -543,7 +689,7 @@ impl vte::Perform for State {
                     let lost = self.cells[end..(end + n).min(self.cells.len())]
                         .iter()
                         .any(|c| c.fresh && c.ch != ' ');
-                    if lost {
+                    if lost && !self.final_only {
                         self.emit();
                     }
                     let stop = (end + n).min(self.cells.len());
@@ -589,6 +735,10 @@ impl vte::Perform for State {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        if params.first() == Some(&RUN_OSC.as_bytes()) {
+            self.run_mark(params);
+            return;
+        }
         if params.first() != Some(&&b"133"[..]) {
             return;
         }
@@ -608,6 +758,9 @@ impl vte::Perform for State {
                     .get(2)
                     .and_then(|p| std::str::from_utf8(p).ok())
                     .and_then(|p| p.parse().ok());
+                self.emit();
+                self.out
+                    .push(Item::Mark(Mark::CommandDone(self.last_status)));
             }
             _ => {}
         }

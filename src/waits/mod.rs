@@ -2,6 +2,7 @@
 //! outcome, honour timeouts and interruption.
 
 pub mod channel;
+pub mod command;
 pub mod hooks;
 pub mod text;
 pub mod watch;

@@ -61,6 +61,8 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         interval: req.interval,
         ready: req.ready.clone(),
         deadline: deadline.max(start + SETUP_TIME),
+        final_lines: false,
+        cursor_option: None,
     };
     let mut src: Box<dyn PaneSource> = match req.engine {
         EngineKind::Control => Box::new(ControlSource::open(&req.socket, &pane, &setup)?),

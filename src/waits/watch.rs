@@ -276,6 +276,8 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<ControlSo
             interval: Duration::from_millis(50),
             ready: None,
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
+            final_lines: false,
+            cursor_option: None,
         },
     )
 }

@@ -1,0 +1,453 @@
+//! Named read positions in a pane's output, kept with the pane.
+//!
+//! A cursor is a pane user option (`@tmux-wait-cursor-NAME`), so it lives
+//! and dies with the pane and needs no file. It records the first row not
+//! yet shown (counted from the oldest line of history) and a fingerprint of
+//! the two rows before it. tmux keeps no count of lines that ever scrolled
+//! through a pane (3.3a and later), so the row number alone is not enough:
+//! when the history is trimmed every row moves up. The fingerprint finds the
+//! place again; when it is gone the cursor says that lines were missed
+//! instead of guessing which ones.
+
+use crate::engine::control::Geometry;
+use std::hash::{Hash, Hasher};
+use unicode_width::UnicodeWidthChar;
+
+/// Rows captured above the expected place, so output that scrolled between
+/// the first look and the capture still holds the fingerprint.
+const MARGIN: i64 = 64;
+
+pub const OPTION_PREFIX: &str = "@tmux-wait-cursor-";
+
+/// Cursor names: what a pane option name can hold safely.
+pub fn validate_name(name: &str) -> crate::error::Result<()> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        let shown: String = name.chars().take(40).collect();
+        return Err(crate::error::Error::usage(format!(
+            "invalid cursor name {:?}: use 1 to 64 of A-Z a-z 0-9 _ -",
+            shown
+        )));
+    }
+    Ok(())
+}
+
+pub fn option_name(name: &str) -> String {
+    format!("{OPTION_PREFIX}{name}")
+}
+
+/// What a cursor remembers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The pane's process when saved (a different one now: respawned).
+    pub pid: u32,
+    /// First row not yet shown, counted from the oldest line of history.
+    pub abs: i64,
+    /// Hash of the two rows above `abs`.
+    pub fp: u64,
+    /// Hash of the unfinished line at `abs` as it was shown (0: not shown).
+    pub part: u64,
+    /// A command typed by `run` whose end was not seen yet.
+    pub run: Option<String>,
+    /// history_size when saved (smaller now: the history was cleared).
+    pub history_size: i64,
+    /// Length in characters and hash of the start of the row at `abs` when
+    /// saved: tells the place apart when the two rows above are empty (the
+    /// top of a pane, or after a clear), where the fingerprint says little.
+    pub head: (usize, u64),
+}
+
+impl Record {
+    pub fn parse(value: &str) -> Option<Record> {
+        let f: Vec<&str> = value.trim().split(':').collect();
+        if f.len() != 10 || f[0] != "tw1" {
+            return None;
+        }
+        let run = match f[6] {
+            "-" => None,
+            id if !id.is_empty()
+                && id.len() <= 64
+                && id.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+            {
+                Some(id.to_owned())
+            }
+            _ => return None,
+        };
+        Some(Record {
+            pid: f[1].parse().ok()?,
+            abs: f[2].parse().ok()?,
+            fp: u64::from_str_radix(f[3], 16).ok()?,
+            part: u64::from_str_radix(f[4], 16).ok()?,
+            history_size: f[5].parse().ok()?,
+            run,
+            head: (f[7].parse().ok()?, u64::from_str_radix(f[8], 16).ok()?),
+        })
+        .filter(|r| r.abs >= 0 && f[9] == "end")
+    }
+
+    pub fn format(&self) -> String {
+        format!(
+            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:end",
+            self.pid,
+            self.abs,
+            self.fp,
+            self.part,
+            self.history_size,
+            self.run.as_deref().unwrap_or("-"),
+            self.head.0,
+            self.head.1
+        )
+    }
+}
+
+pub fn hash_text(parts: &[&str]) -> u64 {
+    // FNV-1a: stable across builds and platforms (DefaultHasher is not
+    // promised to be).
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    for p in parts {
+        p.hash(&mut h);
+    }
+    h.0
+}
+
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// The fingerprint of the two rows above a place.
+pub fn fingerprint(above2: &str, above1: &str) -> u64 {
+    hash_text(&[above2.trim_end(), above1.trim_end()])
+}
+
+/// The `head` of a row: its first characters (at most 64), counted and
+/// hashed.
+pub fn head(row: &str) -> (usize, u64) {
+    let t: String = row.trim_end().chars().take(64).collect();
+    (t.chars().count(), hash_text(&[&t]))
+}
+
+fn head_matches(row: &str, head: (usize, u64)) -> bool {
+    let t: String = row.chars().take(head.0).collect();
+    t.chars().count() == head.0 && hash_text(&[&t]) == head.1
+}
+
+/// Where to start the entry capture for this cursor value, given
+/// `GEOMETRY_FORMAT`'s fields (history_size, history_limit, cursor_y,
+/// height): a row number relative to the top of the screen, or `-` for all
+/// of the history.
+pub fn capture_start(value: &str, f: &[i64]) -> String {
+    let history = f.first().copied().unwrap_or(0).max(0);
+    let cursor_y = f.get(2).copied().unwrap_or(0).max(0);
+    let Some(rec) = Record::parse(value) else {
+        // A new cursor starts with what is on the screen.
+        return "0".to_owned();
+    };
+    let rel = rec.abs - history;
+    let start = rel - 2 - MARGIN;
+    if start < -history || rel > cursor_y + 1 {
+        "-".to_owned()
+    } else {
+        start.to_string()
+    }
+}
+
+/// How a cursor's place was found again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// Index into the captured lines of the first one not shown.
+    pub first: usize,
+    /// The first line is the unfinished line shown last time, unchanged.
+    pub skip_first: bool,
+    /// Lines lost before anyone saw them.
+    pub missed: Missed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missed {
+    /// Nothing was lost.
+    None,
+    /// The history was trimmed past the cursor: at least this many lines
+    /// were lost (tmux keeps no count of what it trimmed).
+    Trimmed(u64),
+    /// The history was cleared (`clear-history`, `\e[3J`): lines written
+    /// before that and not shown are gone, how many is unknown.
+    Cleared,
+}
+
+/// Split a joined line into the rows it takes at this width.
+pub fn split_rows(line: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    for ch in line.chars() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > width && used > 0 {
+            rows.push(String::new());
+            used = 0;
+        }
+        rows.last_mut().expect("one row").push(ch);
+        used += w;
+    }
+    rows
+}
+
+/// Find the cursor's place in `lines` (joined lines captured from absolute
+/// row `from_abs`). `whole` says the capture reaches the oldest line of
+/// history, so a place not found is truly gone.
+pub fn locate(
+    rec: Option<&Record>,
+    lines: &[String],
+    from_abs: i64,
+    geometry: &Geometry,
+    whole: bool,
+) -> Option<Located> {
+    let Some(rec) = rec else {
+        return Some(Located {
+            first: 0,
+            skip_first: false,
+            missed: Missed::None,
+        });
+    };
+    let width = usize::try_from(geometry.width.max(1)).unwrap_or(80);
+    // (line index, first row of its line?, row text)
+    let mut rows: Vec<(usize, bool, String)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        for (j, r) in split_rows(l, width).into_iter().enumerate() {
+            rows.push((i, j == 0, r));
+        }
+    }
+    let row_text = |k: i64| -> &str {
+        if k < 0 {
+            ""
+        } else {
+            rows.get(k as usize).map(|r| r.2.as_str()).unwrap_or("")
+        }
+    };
+    let ambiguous = rec.fp == fingerprint("", "");
+    let mut best: Option<i64> = None;
+    let last = rows.len() as i64;
+    for k in 0..=last {
+        let abs = from_abs + k;
+        if abs > rec.abs {
+            break;
+        }
+        // Rows above the captured start are only known (to be empty) at
+        // the very top of the history.
+        if k < 2 && from_abs > 0 {
+            continue;
+        }
+        if fingerprint(row_text(k - 2), row_text(k - 1)) == rec.fp
+            && (!ambiguous || head_matches(row_text(k), rec.head))
+        {
+            best = Some(k);
+        }
+    }
+    // tmux trims a tenth of the limit once the history reaches it, so after
+    // any trim the history never holds less than nine tenths: below that
+    // (and not cleared) no row has moved, whatever the fingerprint says (a
+    // row above rewritten in place).
+    let gap = (geometry.history_limit / 10).max(1);
+    let unmoved = geometry.history_size < geometry.history_limit - gap
+        && geometry.history_size >= rec.history_size
+        && rec.abs >= from_abs
+        && rec.abs <= from_abs + last;
+    if best.is_none() && unmoved {
+        best = Some(rec.abs - from_abs);
+    }
+    match best {
+        Some(k) => {
+            let first = rows.get(k as usize).map(|r| r.0).unwrap_or(lines.len());
+            let skip_first = rec.part != 0
+                && rows.get(k as usize).is_some_and(|r| r.1)
+                && lines
+                    .get(first)
+                    .is_some_and(|l| hash_text(&[l.trim_end()]) == rec.part);
+            Some(Located {
+                first,
+                skip_first,
+                missed: Missed::None,
+            })
+        }
+        None if !whole => None,
+        None => {
+            let missed = if geometry.history_size < rec.history_size || geometry.history_limit == 0
+            {
+                Missed::Cleared
+            } else {
+                // The place is gone, so at least enough tenths went to
+                // pass it.
+                let trims = rec.abs / gap + 1;
+                Missed::Trimmed(u64::try_from(trims * gap - rec.abs).unwrap_or(0))
+            };
+            Some(Located {
+                first: 0,
+                skip_first: false,
+                missed,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo(width: i64) -> Geometry {
+        Geometry {
+            history_size: 100,
+            history_limit: 2000,
+            height: 24,
+            width,
+            cursor_x: 0,
+            cursor_y: 0,
+        }
+    }
+
+    fn rec(abs: i64, a: &str, b: &str) -> Record {
+        Record {
+            pid: 1,
+            abs,
+            fp: fingerprint(a, b),
+            part: 0,
+            run: None,
+            history_size: 0,
+            head: (0, hash_text(&[""])),
+        }
+    }
+
+    #[test]
+    fn record_round_trips_and_rejects_junk() {
+        let mut r = rec(42, "a", "b");
+        r.run = Some("abc123".into());
+        r.part = 7;
+        assert_eq!(Record::parse(&r.format()), Some(r));
+        for bad in [
+            "",
+            "tw1",
+            "tw1:1:2:3:4:5:-",
+            "tw1:x:2:3:4:5:-:0:0:end",
+            "tw1:1:-2:3:4:5:-:0:0:end",
+            "tw1:1:2:3:4:5:a;b:0:0:end",
+        ] {
+            assert_eq!(Record::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn splits_rows_by_display_width() {
+        assert_eq!(split_rows("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(split_rows("", 4), [""]);
+        assert_eq!(
+            split_rows("a\u{4e16}\u{4e16}", 4),
+            ["a\u{4e16}", "\u{4e16}"]
+        );
+    }
+
+    #[test]
+    fn finds_the_place_after_rows_moved() {
+        let lines: Vec<String> = ["x", "one", "two", "three", "four"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // The capture starts at row 10: "one" is row 11, "two" row 12, and
+        // the place saved as row 13 (below them) is found where it was.
+        let r = rec(13, "one", "two");
+        let l = locate(Some(&r), &lines, 10, &geo(80), false).unwrap();
+        assert_eq!(l.first, 3);
+        assert_eq!(l.missed, Missed::None);
+        // Trimmed by five rows: found higher up.
+        let r = rec(18, "one", "two");
+        assert_eq!(
+            locate(Some(&r), &lines, 10, &geo(80), false).unwrap().first,
+            3
+        );
+        // Below the limit, rows cannot have moved: the place is where it
+        // was, whatever the rows above say now.
+        let r = rec(13, "nine", "ten");
+        assert_eq!(
+            locate(Some(&r), &lines, 10, &geo(80), false).unwrap().first,
+            3
+        );
+        // At the limit they may have: not in a partial capture means ask
+        // for the whole history, not there means trimmed away.
+        let mut g = geo(80);
+        g.history_size = 2000;
+        assert_eq!(locate(Some(&r), &lines, 10, &g, false), None);
+        let l = locate(Some(&r), &lines, 0, &g, true).unwrap();
+        assert_eq!(l.first, 0);
+        assert!(matches!(l.missed, Missed::Trimmed(n) if n > 0));
+    }
+
+    #[test]
+    fn the_unchanged_partial_line_is_skipped() {
+        let lines: Vec<String> = ["a", "b", "Password:"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut r = rec(2, "a", "b");
+        r.part = hash_text(&["Password:"]);
+        let l = locate(Some(&r), &lines, 0, &geo(80), true).unwrap();
+        assert_eq!((l.first, l.skip_first), (2, true));
+        let lines: Vec<String> = ["a", "b", "Password: ok"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let l = locate(Some(&r), &lines, 0, &geo(80), true).unwrap();
+        assert_eq!((l.first, l.skip_first), (2, false));
+    }
+
+    #[test]
+    fn a_trimmed_top_is_not_taken_for_the_saved_place() {
+        // Saved at the top of a new pane (two empty rows above, a prompt
+        // on the row); since then the history was trimmed: the top row now
+        // holds other text.
+        let mut r = rec(0, "", "");
+        r.head = head("$ ");
+        let mut g = geo(80);
+        g.history_size = 2000;
+        let lines: Vec<String> = ["890", "891"].iter().map(|s| s.to_string()).collect();
+        let l = locate(Some(&r), &lines, 0, &g, true).unwrap();
+        assert!(matches!(l.missed, Missed::Trimmed(_)));
+        let lines: Vec<String> = ["$ seq 3", "1"].iter().map(|s| s.to_string()).collect();
+        let l = locate(Some(&r), &lines, 0, &g, true).unwrap();
+        assert_eq!((l.first, l.missed), (0, Missed::None));
+    }
+
+    #[test]
+    fn the_top_of_the_history_has_empty_rows_above() {
+        let lines: Vec<String> = ["first", "second"].iter().map(|s| s.to_string()).collect();
+        let r = rec(0, "", "");
+        assert_eq!(
+            locate(Some(&r), &lines, 0, &geo(80), true).unwrap().first,
+            0
+        );
+        let r = rec(1, "", "first");
+        assert_eq!(
+            locate(Some(&r), &lines, 0, &geo(80), true).unwrap().first,
+            1
+        );
+    }
+
+    #[test]
+    fn capture_start_reaches_back_or_takes_everything() {
+        assert_eq!(capture_start("", &[100, 2000, 5, 24]), "0");
+        let r = rec(104, "a", "b").format();
+        assert_eq!(capture_start(&r, &[100, 2000, 5, 24]), "-62");
+        let r = rec(10, "a", "b").format();
+        assert_eq!(capture_start(&r, &[100, 2000, 5, 24]), "-");
+    }
+}

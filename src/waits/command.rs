@@ -1,0 +1,1146 @@
+//! Command waits. `run` types a command into the pane's shell and waits for
+//! it to end; `output` returns what the pane wrote that a cursor has not
+//! shown yet, waiting until there is something to return.
+//!
+//! `run` brackets the command with two escape sequences tmux does not draw
+//! (see `vt::RUN_OSC`): the one before says where the command's output
+//! starts, the one after where it ends and with which status. They travel in
+//! the pane's byte stream, in order with the output, so the output is exactly
+//! what lies between them (no prompt, no echo, no wrapper) and the status
+//! needs no extra process, channel or option. The id in them is random per
+//! call, so a program cannot forge the end of a command, and a run that timed
+//! out leaves nothing a later run can mistake for its own.
+
+use crate::clip::{ClipOptions, clip};
+use crate::cursor::{self, Missed, Record};
+use crate::engine::Setup;
+use crate::engine::control::ControlSource;
+use crate::engine::shell;
+use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
+use crate::error::{Error, Kind, Result};
+use crate::report::seconds;
+use crate::tmux::protocol::quote;
+use crate::tmux::{PaneInfo, Socket, resolve_pane};
+use regex::Regex;
+use serde::Serialize;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// `run`'s exit code when the timeout ended the wait (as `timeout(1)`).
+pub const EXIT_TIMED_OUT: i32 = 124;
+/// `run`'s exit code when tmux-wait itself failed (as `timeout(1)`).
+pub const EXIT_FAILED: i32 = 125;
+
+/// The seed's cap on one `output` call.
+pub const MAX_OUTPUT_TIMEOUT: Duration = Duration::from_secs(1500);
+/// Commands longer than this are refused (they are typed as keys).
+const MAX_COMMAND_BYTES: usize = 16 * 1024;
+/// New output is gathered until the pane is quiet this long...
+const SETTLE_QUIET: Duration = Duration::from_millis(20);
+/// ...or this long after the first new line, whichever is first.
+const SETTLE_MAX: Duration = Duration::from_millis(300);
+/// Text every wrapper typed by `run` contains; lines holding it are the echo
+/// of a typed wrapper, never output.
+const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
+/// Interactive programs' prompts, matched against the unfinished last line
+/// (trailing spaces removed).
+const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
+
+/// What both subcommands share.
+#[derive(Debug, Clone)]
+pub struct Common {
+    pub socket: Socket,
+    pub target: Option<String>,
+    pub cursor: String,
+    pub timeout: Duration,
+    pub clip: ClipOptions,
+    pub save_to: Option<PathBuf>,
+    /// An interactive program's prompt, in addition to the known ones.
+    pub prompt: Option<Regex>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub common: Common,
+    pub command: String,
+    pub force: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct OutputRequest {
+    pub common: Common,
+    pub until: Option<Regex>,
+    pub ndjson: bool,
+}
+
+/// `run --json`: the peer's `run_command` keys first.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub pane_id: String,
+    pub exit_status: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed_seconds: f64,
+    pub output: Vec<String>,
+    pub output_truncated: bool,
+    pub output_truncated_lines: usize,
+    pub effective_timeout: f64,
+    /// The command ended (false: timed out or stopped at a program's prompt).
+    pub finished: bool,
+    /// Where the exit status came from: "wrapper", or "pane_dead" when the
+    /// command ended the shell (`exit`) in a pane kept by remain-on-exit.
+    pub exit_source: Option<&'static str>,
+    /// An interactive program's prompt the command stopped at.
+    pub prompt: Option<String>,
+    pub cursor: String,
+    pub save_error: Option<String>,
+}
+
+/// `output --json` (and each `--ndjson` line).
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputResult {
+    pub pane_id: String,
+    /// The lines not shown before to this cursor, clipped per the options.
+    pub lines: Vec<String>,
+    pub cursor: String,
+    /// Why the call returned: output, until, finished, prompt, timeout.
+    pub reason: &'static str,
+    /// The command being followed ended.
+    pub finished: bool,
+    pub exit_status: Option<i32>,
+    /// "wrapper" (a command typed by run), "osc133" (the shell's marks),
+    /// "shell" (the shell took the terminal back: no status), "pane_dead",
+    /// "pane_closed", "unobserved" (a run ended while nobody watched).
+    pub exit_source: Option<&'static str>,
+    pub timed_out: bool,
+    /// The program in the pane's foreground when the call returned, if not
+    /// the shell.
+    pub running: Option<String>,
+    /// Lines that scrolled out of the history before this cursor saw them
+    /// (a lower bound when `lines_missed_exact` is false).
+    pub lines_missed: u64,
+    pub lines_missed_exact: bool,
+    /// The history was cleared since the cursor's last call.
+    pub history_cleared: bool,
+    /// The pane's program is not the one of the cursor's last call.
+    pub respawned: bool,
+    /// Lines of the unseen output not in `lines` (--show, --last-lines,
+    /// --max-lines).
+    pub clipped_lines: usize,
+    /// The last line is unfinished (no newline yet, e.g. a question).
+    pub partial: bool,
+    /// An interactive program's prompt the output stopped at.
+    pub prompt: Option<String>,
+    /// Text typed at the shell prompt and not submitted.
+    pub unsubmitted_input: Option<String>,
+    /// What became of it during the call: "submitted", "erased", "pending".
+    pub input_outcome: Option<&'static str>,
+    pub elapsed_seconds: f64,
+    pub effective_timeout: f64,
+    pub save_error: Option<String>,
+}
+
+/// Appends output lines to `--save-to`, remembering the first failure
+/// instead of ending the wait.
+struct Saver {
+    file: Option<File>,
+    path: PathBuf,
+    error: Option<String>,
+}
+
+impl Saver {
+    fn open(path: &PathBuf, truncate: bool) -> Result<Saver> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(truncate)
+            .append(!truncate)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| Error::io(&format!("cannot write --save-to {}", path.display()), e))?;
+        Ok(Saver {
+            file: Some(file),
+            path: path.clone(),
+            error: None,
+        })
+    }
+
+    fn write(&mut self, lines: &[String]) {
+        let Some(f) = &mut self.file else {
+            return;
+        };
+        let mut buf = Vec::new();
+        for l in lines {
+            buf.extend_from_slice(l.as_bytes());
+            buf.push(b'\n');
+        }
+        if let Err(e) = f.write_all(&buf).and_then(|_| f.flush()) {
+            let msg = format!("writing {} failed: {e}", self.path.display());
+            eprintln!("tmux-wait: {msg}; the wait goes on without saving");
+            self.error = Some(msg);
+            self.file = None;
+        }
+    }
+}
+
+/// How a followed command ended.
+#[derive(Debug, Clone, Copy)]
+struct Finish {
+    status: Option<i32>,
+    source: &'static str,
+}
+
+/// One pane followed through a control-mode client, gathering lines.
+struct Follow {
+    src: ControlSource,
+    pane: PaneInfo,
+    lines: Vec<String>,
+    /// The run whose end is awaited (ours, or one a cursor left pending).
+    run: Option<String>,
+    /// Keep only lines between that run's begin and end marks.
+    run_only: bool,
+    inside: bool,
+    finished: Option<Finish>,
+    saver: Option<Saver>,
+    prompt_re: Regex,
+    /// Row and hash of the unfinished line last shown (it is not shown
+    /// again while it stays as it is, where it is).
+    shown_part: (i64, u64),
+    /// The pane's cursor row (from the oldest history line) when the cursor
+    /// was last saved.
+    saved_abs: i64,
+}
+
+impl Follow {
+    fn open(req: &Common, cursor_option: Option<String>, deadline: Instant) -> Result<Follow> {
+        let pane = resolve_pane(&req.socket, req.target.as_deref())?;
+        let setup = Setup {
+            interval: Duration::from_millis(50),
+            ready: None,
+            deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
+            final_lines: true,
+            cursor_option,
+        };
+        let src = ControlSource::open(&req.socket, &pane, &setup)?;
+        let pane = src.pane().clone();
+        let prompt_re = match &req.prompt {
+            Some(extra) => Regex::new(&format!("{DEFAULT_PROMPTS}|(?:{})", extra.as_str()))
+                .map_err(|e| Error::new(Kind::InvalidRegex, format!("invalid --prompt: {e}")))?,
+            None => Regex::new(DEFAULT_PROMPTS).expect("default prompts are valid"),
+        };
+        Ok(Follow {
+            src,
+            pane,
+            lines: Vec::new(),
+            run: None,
+            run_only: false,
+            inside: false,
+            finished: None,
+            saver: None,
+            prompt_re,
+            shown_part: (-1, 0),
+            saved_abs: -1,
+        })
+    }
+
+    /// Take lines and marks in; returns how many lines were added.
+    fn absorb(&mut self, items: Vec<Item>) -> usize {
+        let before = self.lines.len();
+        for item in items {
+            match item {
+                Item::Line(c) => {
+                    let line = c.line();
+                    if line.contains(WRAPPER_SIGNATURE) || (self.run_only && !self.inside) {
+                        continue;
+                    }
+                    if self.finished.is_some() && self.run_only {
+                        continue;
+                    }
+                    self.lines.push(line.to_owned());
+                }
+                Item::Mark(Mark::RunBegin(id)) => {
+                    if self.run.as_deref() == Some(id.as_str()) {
+                        self.inside = true;
+                    }
+                }
+                Item::Mark(Mark::RunEnd(id, status)) => {
+                    let ours = self.run.as_deref() == Some(id.as_str());
+                    if ours {
+                        self.inside = false;
+                    }
+                    if ours || !self.run_only {
+                        self.finished.get_or_insert(Finish {
+                            status,
+                            source: "wrapper",
+                        });
+                    }
+                }
+                Item::Mark(Mark::CommandDone(status)) if !self.run_only => {
+                    self.finished.get_or_insert(Finish {
+                        status,
+                        source: "osc133",
+                    });
+                }
+                Item::Mark(Mark::CommandDone(_)) => {}
+            }
+        }
+        let added = self.lines.len() - before;
+        if added > 0
+            && let Some(s) = &mut self.saver
+        {
+            s.write(&self.lines[before..]);
+        }
+        added
+    }
+
+    /// The unfinished line is an interactive program's prompt.
+    fn program_prompt(&self) -> Option<String> {
+        let t = self.src.tracker();
+        if !t.has_partial() || shell::shell_in_foreground(self.pane.pane_pid) == Some(true) {
+            return None;
+        }
+        let line = t.current_line();
+        (line.len() < 512 && self.prompt_re.is_match(&line)).then_some(line)
+    }
+
+    /// Gather more output until the pane is quiet for a moment (or the
+    /// batch is old enough), so one reply holds one burst of output.
+    fn settle(&mut self, deadline: Instant) -> Result<()> {
+        let stop = (Instant::now() + SETTLE_MAX).min(deadline);
+        loop {
+            let now = Instant::now();
+            if now >= stop || self.finished.is_some() {
+                return Ok(());
+            }
+            match self.src.next_items((now + SETTLE_QUIET).min(stop))? {
+                Some(items) => {
+                    self.absorb(items);
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// The pane went away or its program exited: how it ended.
+    fn pane_end(&self, socket: &Socket) -> Finish {
+        let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}";
+        match socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
+            Ok(lines) => {
+                let line = lines.first().cloned().unwrap_or_default();
+                let f: Vec<&str> = line.split('\t').collect();
+                if f.first() == Some(&self.pane.pane_id.as_str()) && f.get(1) == Some(&"1") {
+                    Finish {
+                        status: f.get(2).and_then(|s| s.parse().ok()),
+                        source: "pane_dead",
+                    }
+                } else {
+                    Finish {
+                        status: None,
+                        source: "pane_closed",
+                    }
+                }
+            }
+            Err(_) => Finish {
+                status: None,
+                source: "pane_closed",
+            },
+        }
+    }
+
+    /// Save the cursor at the pane's cursor row, after taking in what the
+    /// pane wrote up to that moment. `partial` is the unfinished line if it
+    /// was shown; `pending` a run whose end was not seen.
+    fn save_cursor(
+        &mut self,
+        socket: &Socket,
+        name: &str,
+        show_partial: bool,
+        pending: Option<String>,
+    ) -> Result<Option<String>> {
+        let t = quote(&self.pane.pane_id);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let fmt = "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
+        let replies = self.src.query_all(
+            &[
+                format!("display-message -p -t {t} {}", quote(fmt)),
+                format!("capture-pane -p -t {t} -S -2 -E -"),
+            ],
+            deadline,
+        )?;
+        // Output up to the reply is in the grid the reply describes.
+        let items = self.src.take_items();
+        // (lines after a finish are the next prompt's: not taken)
+        self.absorb(items);
+        let partial = if show_partial {
+            let p = self.src.tracker().current_line();
+            (!p.is_empty()).then_some(p)
+        } else {
+            None
+        };
+        let (id, f) = crate::engine::pane_fields(&replies[0]);
+        if id != self.pane.pane_id || f.len() < 4 {
+            return Ok(partial);
+        }
+        let (pid, history, cy, height) = (f[0], f[1].max(0), f[2].max(0), f[3].max(1));
+        let rows = &replies[1];
+        let offset = rows.len() as i64 - height;
+        let row = |y: i64| -> &str {
+            usize::try_from(offset + y)
+                .ok()
+                .and_then(|i| rows.get(i))
+                .map(String::as_str)
+                .unwrap_or("")
+        };
+        self.saved_abs = history + cy;
+        let rec = Record {
+            pid: u32::try_from(pid).unwrap_or(0),
+            abs: history + cy,
+            fp: cursor::fingerprint(row(cy - 2), row(cy - 1)),
+            part: partial
+                .as_deref()
+                .map(|p| cursor::hash_text(&[p]))
+                .unwrap_or(0),
+            run: pending,
+            history_size: history,
+            head: cursor::head(row(cy)),
+        };
+        socket.run([
+            "set-option",
+            "-p",
+            "-t",
+            &self.pane.pane_id,
+            &cursor::option_name(name),
+            &rec.format(),
+        ])?;
+        Ok(partial)
+    }
+}
+
+/// The command line `run` types: the command itself goes through `eval` in
+/// single quotes, so the shell parses it once, as typed, and `cd`/`export`
+/// stay in the shell.
+pub fn wrapper(id: &str, command: &str) -> String {
+    let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
+    format!(
+        " command printf {};eval {};command printf {} \"$?\"",
+        mark("B"),
+        sh_quote(command),
+        mark("E;%d")
+    )
+}
+
+/// POSIX single quoting: `'` becomes `'\''`.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn validate_command(command: &str) -> Result<()> {
+    if command.trim().is_empty() {
+        return Err(Error::usage("the command is empty"));
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(Error::usage(format!(
+            "the command is {} bytes; at most {MAX_COMMAND_BYTES} are typed (put it in a script)",
+            command.len()
+        )));
+    }
+    if let Some(c) = command.chars().find(|c| c.is_control()) {
+        return Err(Error::usage(format!(
+            "the command must be one line without control characters (found {:?}); put longer scripts in a file",
+            c
+        )));
+    }
+    Ok(())
+}
+
+/// A lock per pane held from the prompt check until the command has
+/// started, so two runs cannot type into one prompt at once.
+fn pane_lock(socket: &Socket, pane: &str, deadline: Instant) -> Result<Option<File>> {
+    let Ok(store) = crate::waits::watch::store_for(socket) else {
+        return Ok(None);
+    };
+    let name = format!("run-{}", crate::state::hex(pane));
+    loop {
+        if let Some(f) = store.lock(&name, false) {
+            return Ok(Some(f));
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::new(
+                Kind::Busy,
+                format!("another tmux-wait run is typing into pane {pane}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+pub fn run(req: &RunRequest) -> Result<RunResult> {
+    let start = Instant::now();
+    let c = &req.common;
+    let deadline = start + c.timeout;
+    validate_command(&req.command)?;
+    let mut saver = match &c.save_to {
+        Some(p) => Some(Saver::open(p, true)?),
+        None => None,
+    };
+    let mut f = Follow::open(c, None, deadline)?;
+    let pane_id = f.pane.pane_id.clone();
+    let _lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
+    // The check is made on the state after the lock: re-read it.
+    let mode = f.src.query_all(
+        &[format!(
+            "display-message -p -t {} {}",
+            quote(&pane_id),
+            quote("#{pane_in_mode}\t#{alternate_on}")
+        )],
+        Instant::now() + Duration::from_secs(5),
+    )?;
+    let mode = mode[0].first().cloned().unwrap_or_default();
+    if mode.starts_with('1') {
+        return Err(Error::new(
+            Kind::NotAtPrompt,
+            format!("pane {pane_id} is in copy mode; leave it (q) first"),
+        ));
+    }
+    if mode.ends_with('1') {
+        return Err(Error::new(
+            Kind::NotAtPrompt,
+            format!("pane {pane_id} shows a full-screen program, not a shell prompt"),
+        ));
+    }
+    let pid = f.pane.pane_pid;
+    let shell_name = shell::program_name(pid).unwrap_or_default();
+    if !shell_name.is_empty() && !shell::POSIX_SHELLS.contains(&shell_name.as_str()) {
+        return Err(Error::new(
+            Kind::NotAtPrompt,
+            format!(
+                "pane {pane_id} runs {shell_name}, not a POSIX shell (bash, zsh, sh, dash, ksh); run types POSIX syntax"
+            ),
+        ));
+    }
+    if let Some(cmd) = shell::foreground_command(pid) {
+        return Err(Error::new(
+            Kind::NotAtPrompt,
+            format!(
+                "pane {pane_id} is not at a shell prompt: {cmd} is running (follow it with tmux-wait output)"
+            ),
+        ));
+    }
+    let (before, after) = f.src.tracker().split_at_cursor();
+    let typed = shell::unsubmitted_text(&before, &after);
+    if let Some(t) = &typed
+        && !req.force
+    {
+        return Err(Error::new(
+            Kind::NotAtPrompt,
+            format!(
+                "pane {pane_id} has unsubmitted text at its prompt ({:?}); not typing over it (--force clears the line first)",
+                crate::report::sanitize(&t.chars().take(60).collect::<String>())
+            ),
+        ));
+    }
+    let id = crate::state::random_id();
+    f.run = Some(id.clone());
+    f.run_only = true;
+    f.saver = saver.take();
+    let mut keys: Vec<String> = Vec::new();
+    if typed.is_some() {
+        // Emacs-mode readline and zle: end of line, kill to its start.
+        for k in ["C-e", "C-u"] {
+            keys.extend([
+                "send-keys".into(),
+                "-t".into(),
+                pane_id.clone(),
+                k.into(),
+                ";".into(),
+            ]);
+        }
+    }
+    keys.extend([
+        "send-keys".into(),
+        "-t".into(),
+        pane_id.clone(),
+        "-l".into(),
+        "--".into(),
+        wrapper(&id, &req.command),
+        ";".into(),
+        "send-keys".into(),
+        "-t".into(),
+        pane_id.clone(),
+        "Enter".into(),
+    ]);
+    c.socket.run(&keys)?;
+
+    let mut prompt = None;
+    let mut died = None;
+    let mut timed_out = false;
+    let mut lock = _lock;
+    loop {
+        match f.src.next_items(deadline) {
+            Ok(Some(items)) => {
+                f.absorb(items);
+                if f.inside {
+                    // Started: the prompt is no longer ours to guard.
+                    lock.take();
+                }
+                if f.finished.is_some() {
+                    break;
+                }
+                if f.inside
+                    && let Some(p) = f.program_prompt()
+                {
+                    prompt = Some(p);
+                    break;
+                }
+            }
+            Ok(None) => {
+                timed_out = true;
+                break;
+            }
+            Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                died = Some(f.pane_end(&c.socket));
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    drop(lock);
+    let finish = f.finished.or(died);
+    let pending = finish.is_none().then(|| id.clone());
+    if died.is_none() {
+        // The partial line of a stopped or timed-out command is shown.
+        let show_partial = finish.is_none();
+        if let Some(p) = f.save_cursor(&c.socket, &c.cursor, show_partial, pending)?
+            && f.inside
+        {
+            f.lines.push(p);
+        }
+    }
+    let clipped = clip(&f.lines, &c.clip);
+    Ok(RunResult {
+        pane_id,
+        exit_status: finish.and_then(|x| x.status),
+        timed_out,
+        elapsed_seconds: seconds(start.elapsed()),
+        output_truncated: clipped.clipped > 0,
+        output_truncated_lines: clipped.clipped,
+        output: clipped.lines,
+        effective_timeout: seconds(c.timeout),
+        finished: finish.is_some(),
+        exit_source: finish.map(|x| x.source),
+        prompt,
+        cursor: c.cursor.clone(),
+        save_error: f.saver.and_then(|s| s.error),
+    })
+}
+
+impl RunResult {
+    /// The command's status; 124 on timeout; 125 when it did not end
+    /// (stopped at a program's prompt counts as success: 0).
+    pub fn exit_code(&self) -> i32 {
+        if self.timed_out {
+            return EXIT_TIMED_OUT;
+        }
+        match (self.finished, self.exit_status) {
+            (true, Some(s)) => s.clamp(0, 255),
+            (true, None) => EXIT_FAILED,
+            (false, _) => 0,
+        }
+    }
+
+    pub fn human(&self) -> String {
+        let mut s = String::new();
+        for l in &self.output {
+            s.push_str(&crate::report::sanitize(l));
+            s.push('\n');
+        }
+        s.truncate(s.trim_end_matches('\n').len());
+        s
+    }
+
+    /// A line for stderr when the command did not simply finish.
+    pub fn note(&self) -> Option<String> {
+        if self.timed_out {
+            Some(format!(
+                "tmux-wait: timed out after {}s; the command is still running (tmux-wait output -t {} continues)",
+                self.effective_timeout, self.pane_id
+            ))
+        } else if let Some(p) = &self.prompt {
+            Some(format!(
+                "tmux-wait: the command is waiting at a prompt: {}",
+                crate::report::sanitize(p)
+            ))
+        } else if self.finished && self.exit_status.is_none() {
+            Some(format!(
+                "tmux-wait: the pane closed before the command reported its status ({})",
+                self.exit_source.unwrap_or("unknown")
+            ))
+        } else {
+            self.save_error.as_ref().map(|e| format!("tmux-wait: {e}"))
+        }
+    }
+}
+
+pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Result<OutputResult> {
+    let start = Instant::now();
+    let c = &req.common;
+    let deadline = start + c.timeout;
+    let saver = match &c.save_to {
+        Some(p) => Some(Saver::open(p, false)?),
+        None => None,
+    };
+    let option = cursor::option_name(&c.cursor);
+    let mut f = Follow::open(c, Some(option), deadline)?;
+    f.saver = saver;
+    let pid = f.pane.pane_pid;
+    let rec = Record::parse(f.src.cursor_value());
+    let geometry = f.src.geometry();
+    let whole = f.src.history_from() == 0;
+    let mut located = cursor::locate(
+        rec.as_ref(),
+        f.src.history(),
+        f.src.history_from(),
+        &geometry,
+        whole,
+    );
+    if located.is_none() {
+        f.src
+            .rebaseline_all(Instant::now() + Duration::from_secs(10))?;
+        located = cursor::locate(rec.as_ref(), f.src.history(), 0, &f.src.geometry(), true);
+    }
+    let located = located.expect("a whole capture always locates");
+    let respawned = rec.as_ref().is_some_and(|r| r.pid != pid);
+    let (lines_missed, exact, cleared) = match located.missed {
+        Missed::None => (0, true, false),
+        Missed::Trimmed(n) => (n, false, false),
+        Missed::Cleared => (0, false, true),
+    };
+
+    // Lines already there and not shown: complete ones, and the cursor's
+    // unfinished line unless it is the shell's prompt.
+    let mut hist: Vec<String> = f.src.history()[located.first.min(f.src.history().len())..]
+        .iter()
+        .map(|l| l.trim_end().to_owned())
+        .collect();
+    if located.skip_first && !hist.is_empty() {
+        hist.remove(0);
+    }
+    while hist.last().is_some_and(|l| l.is_empty()) {
+        hist.pop();
+    }
+    let tracker_line = f.src.tracker().current_line();
+    let at_shell_prompt = f.src.tracker().at_prompt();
+    f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
+    let mut entry_partial = None;
+    if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
+        let l = hist.pop().unwrap_or_default();
+        if !at_shell_prompt {
+            entry_partial = Some(l);
+        }
+    }
+    hist.retain(|l| !l.contains(WRAPPER_SIGNATURE));
+    if let Some(s) = &mut f.saver {
+        s.write(&hist);
+    }
+    f.lines = hist;
+
+    // A run that timed out before: did it end while nobody watched?
+    let mut pending = rec.as_ref().and_then(|r| r.run.clone());
+    if pending.is_some() && shell::shell_in_foreground(pid) == Some(true) {
+        f.finished = Some(Finish {
+            status: None,
+            source: "unobserved",
+        });
+        pending = None;
+    }
+    f.run = pending.clone();
+
+    let (before, after) = f.src.tracker().split_at_cursor();
+    let typed = if at_shell_prompt {
+        shell::unsubmitted_text(&before, &after)
+    } else {
+        None
+    };
+    let mut input_outcome = typed.as_ref().map(|_| "pending");
+    let prompts_at_entry = f.src.tracker().prompts().0;
+    let mut running_seen = shell::foreground_command(pid).is_some();
+    let mut timed_out = false;
+    let mut reason = "output";
+    let until_hit = |lines: &[String], partial: Option<&str>| -> bool {
+        req.until.as_ref().is_some_and(|re| {
+            lines.iter().any(|l| re.is_match(l)) || partial.is_some_and(|p| re.is_match(p))
+        })
+    };
+
+    let mut prompt = None;
+    let mut ready = if f.finished.is_some() {
+        reason = "finished";
+        true
+    } else if req.until.is_some() {
+        let hit = until_hit(&f.lines, entry_partial.as_deref());
+        if hit {
+            reason = "until";
+        }
+        hit
+    } else if let Some(p) = entry_partial.as_ref().filter(|p| {
+        p.len() < 512 && f.prompt_re.is_match(p) && shell::shell_in_foreground(pid) == Some(false)
+    }) {
+        // A program stopped at its prompt since the last call.
+        prompt = Some(p.clone());
+        reason = "prompt";
+        true
+    } else {
+        !f.lines.is_empty() || entry_partial.is_some()
+    };
+    // With --until, lines already checked are not checked again.
+    let mut checked = f.lines.len();
+    let mut sent_any = false;
+    loop {
+        if !ready {
+            match f.src.next_items(deadline) {
+                Ok(Some(items)) => {
+                    f.absorb(items);
+                }
+                Ok(None) => {
+                    timed_out = true;
+                    reason = "timeout";
+                }
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    f.finished = Some(f.pane_end(&c.socket));
+                    reason = "finished";
+                    let r = finish_output(
+                        &mut f,
+                        req,
+                        start,
+                        ReturnState {
+                            reason,
+                            timed_out: false,
+                            prompt: None,
+                            typed: typed.clone(),
+                            input_outcome,
+                            lines_missed,
+                            exact,
+                            cleared,
+                            respawned,
+                        },
+                    )?;
+                    return Ok(r);
+                }
+                Err(e) => return Err(e),
+            }
+            if !timed_out {
+                let mut state = StateCheck {
+                    pid,
+                    prompts_at_entry,
+                    running_seen: &mut running_seen,
+                    input_outcome: &mut input_outcome,
+                };
+                let mut decided = state.check(&mut f);
+                if decided.is_none() && req.until.is_some() {
+                    let t = f.src.tracker();
+                    let partial = t.has_partial().then(|| t.current_line());
+                    if until_hit(&f.lines[checked..], partial.as_deref()) {
+                        decided = Some(Decision::Until);
+                    }
+                    checked = f.lines.len();
+                } else if decided.is_none()
+                    && (!f.lines.is_empty() || f.src.tracker().has_partial())
+                {
+                    // One burst of output is one reply: gather it, then
+                    // look again (the command may have ended meanwhile).
+                    f.settle(deadline)?;
+                    decided = Some(state.check(&mut f).unwrap_or(Decision::Output));
+                }
+                ready = decided.is_some();
+                match decided {
+                    Some(Decision::Finished) => reason = "finished",
+                    Some(Decision::Prompt(p)) => {
+                        prompt = Some(p);
+                        reason = "prompt";
+                    }
+                    Some(Decision::Until) => reason = "until",
+                    Some(Decision::Output) => reason = "output",
+                    None => {}
+                }
+            } else {
+                ready = true;
+            }
+            if !ready {
+                continue;
+            }
+        }
+        // Ready to return (or, with --ndjson, to print a batch).
+        let done = f.finished.is_some() || timed_out || prompt.is_some() || !req.ndjson;
+        let r = finish_output(
+            &mut f,
+            req,
+            start,
+            ReturnState {
+                reason,
+                timed_out,
+                prompt: prompt.clone(),
+                typed: typed.clone(),
+                input_outcome,
+                lines_missed: if sent_any { 0 } else { lines_missed },
+                exact: sent_any || exact,
+                cleared: !sent_any && cleared,
+                respawned: !sent_any && respawned,
+            },
+        )?;
+        if done {
+            return Ok(r);
+        }
+        emit(&r);
+        sent_any = true;
+        f.lines.clear();
+        checked = 0;
+        ready = false;
+        reason = "output";
+    }
+}
+
+enum Decision {
+    Finished,
+    Prompt(String),
+    Until,
+    Output,
+}
+
+/// Looks at the pane after each batch: did the followed command end, did a
+/// program stop at its prompt, what became of unsubmitted input.
+struct StateCheck<'a> {
+    pid: u32,
+    prompts_at_entry: u32,
+    running_seen: &'a mut bool,
+    input_outcome: &'a mut Option<&'static str>,
+}
+
+impl StateCheck<'_> {
+    fn check(&mut self, f: &mut Follow) -> Option<Decision> {
+        if shell::foreground_command(self.pid).is_some() {
+            *self.running_seen = true;
+        }
+        let t = f.src.tracker();
+        let prompt_back = t.prompts().0 > self.prompts_at_entry;
+        let shell_fg = shell::shell_in_foreground(self.pid);
+        if f.finished.is_none()
+            && (*self.running_seen || prompt_back)
+            && (shell_fg == Some(true) || (shell_fg.is_none() && prompt_back))
+            && (!f.lines.is_empty() || *self.running_seen)
+        {
+            let status = t.prompts().1.filter(|_| prompt_back);
+            f.finished = Some(Finish {
+                status,
+                source: if status.is_some() { "osc133" } else { "shell" },
+            });
+        }
+        if *self.input_outcome == Some("pending") {
+            if !t.at_prompt() || prompt_back {
+                *self.input_outcome = Some("submitted");
+            } else {
+                let (b, a) = t.split_at_cursor();
+                if shell::unsubmitted_text(&b, &a).is_none() {
+                    *self.input_outcome = Some("erased");
+                }
+            }
+        }
+        if f.finished.is_some() {
+            Some(Decision::Finished)
+        } else if let Some(p) = f.program_prompt() {
+            Some(Decision::Prompt(p))
+        } else if self.input_outcome.is_some_and(|o| o != "pending") {
+            Some(Decision::Output)
+        } else {
+            None
+        }
+    }
+}
+
+struct ReturnState {
+    reason: &'static str,
+    timed_out: bool,
+    prompt: Option<String>,
+    typed: Option<String>,
+    input_outcome: Option<&'static str>,
+    lines_missed: u64,
+    exact: bool,
+    cleared: bool,
+    respawned: bool,
+}
+
+fn finish_output(
+    f: &mut Follow,
+    req: &OutputRequest,
+    start: Instant,
+    st: ReturnState,
+) -> Result<OutputResult> {
+    let c = &req.common;
+    let pending = if f.finished.is_some() {
+        None
+    } else {
+        f.run.clone()
+    };
+    // The unfinished line is shown unless it is the shell's prompt, or was
+    // shown already as it is.
+    let show = !f.src.tracker().at_prompt() && f.finished.is_none();
+    let mut partial = None;
+    if !matches!(
+        f.finished,
+        Some(Finish {
+            source: "pane_dead" | "pane_closed",
+            ..
+        })
+    ) {
+        match f.save_cursor(&c.socket, &c.cursor, show, pending) {
+            Ok(p) => partial = p,
+            Err(e) if matches!(e.kind, Kind::PaneDied | Kind::NoPane) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let partial = partial.filter(|p| (f.saved_abs, cursor::hash_text(&[p])) != f.shown_part);
+    if let Some(p) = &partial {
+        f.shown_part = (f.saved_abs, cursor::hash_text(&[p]));
+    }
+    let mut lines = std::mem::take(&mut f.lines);
+    let is_partial = partial.is_some();
+    if let Some(p) = partial {
+        lines.push(p);
+    }
+    let clipped = clip(&lines, &c.clip);
+    let running = shell::foreground_command(f.pane.pane_pid);
+    Ok(OutputResult {
+        pane_id: f.pane.pane_id.clone(),
+        lines: clipped.lines,
+        cursor: c.cursor.clone(),
+        reason: st.reason,
+        finished: f.finished.is_some(),
+        exit_status: f.finished.and_then(|x| x.status),
+        exit_source: f.finished.map(|x| x.source),
+        timed_out: st.timed_out,
+        running,
+        lines_missed: st.lines_missed,
+        lines_missed_exact: st.exact,
+        history_cleared: st.cleared,
+        respawned: st.respawned,
+        clipped_lines: clipped.clipped,
+        partial: is_partial,
+        prompt: st.prompt,
+        unsubmitted_input: st.typed,
+        input_outcome: st.input_outcome,
+        elapsed_seconds: seconds(start.elapsed()),
+        effective_timeout: seconds(c.timeout),
+        save_error: f.saver.as_ref().and_then(|s| s.error.clone()),
+    })
+}
+
+impl OutputResult {
+    pub fn exit_code(&self) -> i32 {
+        if self.timed_out && self.lines.is_empty() {
+            crate::error::exit::TIMEOUT
+        } else {
+            crate::error::exit::OK
+        }
+    }
+
+    pub fn human(&self) -> String {
+        let mut s = String::new();
+        for l in &self.lines {
+            s.push_str(&crate::report::sanitize(l));
+            s.push('\n');
+        }
+        s.truncate(s.trim_end_matches('\n').len());
+        s
+    }
+
+    /// A line for stderr saying how things stand.
+    pub fn note(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.finished {
+            match self.exit_status {
+                Some(s) => parts.push(format!("finished, exit {s}")),
+                None => parts.push(format!(
+                    "finished (exit status unknown: {})",
+                    self.exit_source.unwrap_or("?")
+                )),
+            }
+        } else if let Some(p) = &self.prompt {
+            parts.push(format!("at a prompt: {}", crate::report::sanitize(p)));
+        } else if let Some(r) = &self.running {
+            parts.push(format!("running: {}", crate::report::sanitize(r)));
+        }
+        if self.timed_out {
+            parts.push(format!("timed out after {}s", self.effective_timeout));
+        }
+        if self.lines_missed > 0 {
+            let q = if self.lines_missed_exact {
+                ""
+            } else {
+                "at least "
+            };
+            parts.push(format!("{q}{} lines missed", self.lines_missed));
+        }
+        if self.history_cleared {
+            parts.push("history cleared since the last call".into());
+        }
+        if self.clipped_lines > 0 {
+            parts.push(format!("{} lines clipped", self.clipped_lines));
+        }
+        if let Some(t) = &self.unsubmitted_input {
+            parts.push(format!(
+                "unsubmitted input {:?} ({})",
+                crate::report::sanitize(t),
+                self.input_outcome.unwrap_or("pending")
+            ));
+        }
+        if let Some(e) = &self.save_error {
+            parts.push(e.clone());
+        }
+        format!("tmux-wait: {}", parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapper_quotes_the_command_once() {
+        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls");
+        assert!(w.starts_with(" command printf '\\033]7731;tmux-wait;ab12;B\\007';eval "));
+        assert!(w.contains(r#"eval 'echo '\''it'\'''\''s'\'' "$HOME"; ls';"#));
+        assert!(w.ends_with(r#"'\033]7731;tmux-wait;ab12;E;%d\007' "$?""#));
+        assert!(w.contains(WRAPPER_SIGNATURE));
+    }
+
+    #[test]
+    fn commands_must_be_one_plain_line() {
+        assert!(validate_command("make test").is_ok());
+        for bad in ["", "  ", "a\nb", "a\rb", "a\tb", "a\0b", "a\x1bb"] {
+            assert!(validate_command(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_command(&"x".repeat(MAX_COMMAND_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn default_prompts() {
+        let re = Regex::new(DEFAULT_PROMPTS).unwrap();
+        for p in [
+            ">>>",
+            "...",
+            "(gdb)",
+            "(Pdb)",
+            "In [3]:",
+            "irb(main):001:0>",
+            "postgres=#",
+            "sqlite>",
+            ">",
+        ] {
+            assert!(re.is_match(p), "{p}");
+        }
+        for p in ["$", "building...", "> done", "a >>>"] {
+            assert!(!re.is_match(p), "{p}");
+        }
+    }
+}
