@@ -143,6 +143,28 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, json),
             }
         }
+        Command::FollowRun(a) => {
+            let opts = OutputOpts {
+                show: None,
+                show_after: None,
+                last_lines: None,
+                max_lines: 0,
+                save_to: a.save_to.clone(),
+                prompt: None,
+                cursor: "default".into(),
+            };
+            let ok = a.id.len() <= 64 && a.id.bytes().all(|b| b.is_ascii_alphanumeric());
+            let r = if ok {
+                common(socket, &Some(a.target.clone()), &a.timeout, None, &opts)
+                    .and_then(|c| command::follow_run(&c, &a.id, a.ready.clone()))
+            } else {
+                Err(Error::usage("invalid run id"))
+            };
+            match r {
+                Ok(()) => exit::OK,
+                Err(e) => fail(&e, false),
+            }
+        }
         Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
@@ -281,6 +303,13 @@ fn output_request(socket: Socket, a: &OutputArgs) -> Result<command::OutputReque
         )?,
         until: regex_arg("--until", a.until.as_ref())?,
         ndjson: a.ndjson,
+        ready: match &a.ready {
+            Some(ch) => {
+                validate_channel(ch)?;
+                Some(ch.clone())
+            }
+            None => None,
+        },
     })
 }
 

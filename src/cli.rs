@@ -63,6 +63,9 @@ pub enum Command {
     /// Wait for, then return, the pane's output this cursor has not shown before
     #[command(after_help = OUTPUT_HELP)]
     Output(OutputArgs),
+    /// Follow a command typed by run after run returned (started by run)
+    #[command(hide = true)]
+    FollowRun(FollowRunArgs),
     /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
@@ -202,6 +205,20 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct FollowRunArgs {
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: String,
+    #[arg(long)]
+    pub id: String,
+    #[arg(long, value_name = "FILE")]
+    pub save_to: Option<PathBuf>,
+    #[arg(long, value_name = "DUR", default_value = "24h")]
+    pub timeout: String,
+    #[arg(long, value_name = "CHANNEL")]
+    pub ready: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct OutputArgs {
     /// Pane to read (as for text)
     #[arg(short = 't', long = "target", value_name = "TARGET")]
@@ -222,6 +239,10 @@ pub struct OutputArgs {
     /// Stream one JSON object per batch of new lines until the command ends or the timeout
     #[arg(long)]
     pub ndjson: bool,
+
+    /// Signal this tmux channel once the wait is armed (as for text)
+    #[arg(long, value_name = "CHANNEL")]
+    pub ready: Option<String>,
 
     #[command(flatten)]
     pub opts: OutputOpts,

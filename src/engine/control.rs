@@ -80,6 +80,8 @@ pub struct ControlSource {
     wanted: Option<(bool, Vec<String>)>,
     next_check: Instant,
     output_seen: bool,
+    /// Output was fed to the tracker and no batch has been taken since.
+    unconsumed: bool,
     /// False once a verdict is reached: later output is not judged.
     streaming: bool,
     check_every: Duration,
@@ -113,6 +115,7 @@ impl ControlSource {
             wanted: None,
             next_check: Instant::now() + CHECK_EVERY,
             output_seen: false,
+            unconsumed: false,
             streaming: false,
             check_every: CHECK_EVERY,
         };
@@ -133,7 +136,7 @@ impl ControlSource {
             let f = super::fields(geometry.first().map(String::as_str).unwrap_or(""));
             from = Some(crate::cursor::capture_start(&me.cursor_value, &f));
         }
-        me.entry(from, setup.deadline)?;
+        me.entry(from, setup.ready.as_deref(), setup.deadline)?;
         if super::pidwatch::watch(me.pane.pane_pid, me.client.sender()) {
             me.check_every = CHECK_EVERY_WATCHED;
             me.next_check = Instant::now() + me.check_every;
@@ -145,10 +148,6 @@ impl ControlSource {
                 Purpose::OtherPanes,
             )?;
         }
-        if let Some(ch) = &setup.ready {
-            me.send(&format!("wait-for -S {}", quote(ch)), Purpose::Wanted)?;
-            me.wait_reply(setup.deadline)?;
-        }
         Ok(me)
     }
 
@@ -156,7 +155,14 @@ impl ControlSource {
     /// text and, with `from`, the history from that row (`-` for all of it).
     /// Output that arrives before these replies is in them; everything
     /// after is new.
-    fn entry(&mut self, from: Option<String>, deadline: Instant) -> Result<()> {
+    /// With `ready`, that channel is signalled in the same batch: nothing
+    /// the pane writes falls between the entry state and the signal.
+    fn entry(
+        &mut self,
+        from: Option<String>,
+        ready: Option<&str>,
+        deadline: Instant,
+    ) -> Result<()> {
         self.streaming = false;
         let t = quote(&self.pane.pane_id);
         // Sent together, run together: no pane output is parsed in between.
@@ -171,6 +177,9 @@ impl ControlSource {
                 &format!("capture-pane -p -J -t {t} -S {} -E -", quote(from)),
                 Purpose::Wanted,
             )?;
+        }
+        if let Some(ch) = ready {
+            self.send(&format!("wait-for -S {}", quote(ch)), Purpose::Ignore)?;
         }
         let info = self.wait_reply(deadline)?;
         let rows = self.wait_reply(deadline)?;
@@ -240,13 +249,14 @@ impl ControlSource {
             tracker
         });
         self.streaming = true;
+        self.unconsumed = false;
         Ok(())
     }
 
     /// Take the entry state again with the whole history (a cursor's place
     /// was not where it was expected).
     pub fn rebaseline_all(&mut self, deadline: Instant) -> Result<()> {
-        self.entry(Some("-".to_owned()), deadline)
+        self.entry(Some("-".to_owned()), None, deadline)
     }
 
     /// The pane's geometry at entry.
@@ -299,6 +309,7 @@ impl ControlSource {
 
     /// Lines and marks the tracker holds now (complete lines only).
     pub fn take_items(&mut self) -> Vec<Item> {
+        self.unconsumed = false;
         self.tracker
             .as_mut()
             .map(|t| t.take_items(false))
@@ -318,6 +329,10 @@ impl ControlSource {
 
     /// Wait until pane output arrived (true) or `deadline` passed (false).
     fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
+        // Output taken in while waiting for a reply has not been looked at.
+        if std::mem::take(&mut self.unconsumed) {
+            return Ok(true);
+        }
         loop {
             let now = Instant::now();
             if now >= deadline {
@@ -339,6 +354,7 @@ impl ControlSource {
                 }
             }
             if self.output_seen {
+                self.unconsumed = false;
                 return Ok(true);
             }
         }
@@ -379,6 +395,7 @@ impl ControlSource {
                 {
                     t.feed(&data, at);
                     self.output_seen = true;
+                    self.unconsumed = true;
                 }
             }
             Event::Control(Message::Reply { ok, lines }, _) => {

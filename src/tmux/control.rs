@@ -34,8 +34,60 @@ pub enum Event {
     PaneExited,
 }
 
+/// Serialises, among tmux-wait processes on one server, the moments a
+/// control client identifies itself and the moments one goes away: on tmux
+/// before 3.7 a detach announced to a client that is still identifying
+/// crashes the server (tmux issue 4980; see
+/// `Version::notifies_half_identified_clients`). A departing client is
+/// killed and reaped under the lock; an arriving one, under the lock, first
+/// makes one round trip to the server, which by then has processed the loss
+/// of every client that departed before (their sockets were closed before
+/// the round trip's connected), and only then identifies. An advisory lock
+/// file beside the server's socket, held for milliseconds.
+struct IdentifyLock(Option<std::fs::File>);
+
+impl IdentifyLock {
+    fn acquire(socket: &Socket, version: Version, deadline: Instant) -> IdentifyLock {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        if !version.notifies_half_identified_clients() {
+            return IdentifyLock(None);
+        }
+        let sock = socket.path();
+        let name = match sock.file_name() {
+            Some(n) => format!(".{}.tmux-wait-lock", n.to_string_lossy()),
+            None => return IdentifyLock(None),
+        };
+        let path = sock.with_file_name(name);
+        let Ok(f) = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        else {
+            return IdentifyLock(None);
+        };
+        loop {
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return IdentifyLock(Some(f));
+            }
+            if Instant::now() >= deadline {
+                // Holders keep it for milliseconds; something is wrong, and
+                // waiting longer would only make the wait itself fail.
+                return IdentifyLock(None);
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+}
+
 pub struct ControlClient {
     child: Child,
+    socket: Socket,
+    version: Version,
     stdin: Option<ChildStdin>,
     rx: Receiver<Event>,
     tx: Sender<Event>,
@@ -73,6 +125,11 @@ impl ControlClient {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // Held until the attach is confirmed (identification done).
+        let identifying = IdentifyLock::acquire(socket, version, deadline);
+        if identifying.0.is_some() {
+            let _ = socket.run(["display-message", "-p", "."]);
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| Error::io("cannot start tmux control client", e))?;
@@ -99,6 +156,8 @@ impl ControlClient {
         let mut client = ControlClient {
             stdin: child.stdin.take(),
             child,
+            socket: socket.clone(),
+            version,
             rx,
             tx,
             reader: Some(reader),
@@ -195,6 +254,11 @@ impl ControlClient {
     /// tens of milliseconds; the server treats a killed client exactly like
     /// one that detached. Always reaps the child.
     fn shutdown(&mut self) {
+        let departing = IdentifyLock::acquire(
+            &self.socket,
+            self.version,
+            Instant::now() + Duration::from_millis(500),
+        );
         let _ = self.child.kill();
         drop(self.stdin.take());
         // The reader reports EOF once the client has closed its stdout,
@@ -222,6 +286,7 @@ impl ControlClient {
         if let Some(h) = self.stderr_reader.take() {
             let _ = h.join();
         }
+        drop(departing);
     }
 }
 

@@ -52,6 +52,24 @@ impl Socket {
         }
     }
 
+    /// Where this server's socket is, without asking the server (tmux's own
+    /// rules: `-S` as given, else `$TMUX_TMPDIR` or /tmp, `tmux-UID/NAME`).
+    pub fn path(&self) -> PathBuf {
+        let dir = || {
+            let base = std::env::var_os("TMUX_TMPDIR")
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| "/tmp".into());
+            // SAFETY: getuid cannot fail.
+            let uid = unsafe { libc::getuid() };
+            PathBuf::from(base).join(format!("tmux-{uid}"))
+        };
+        match self {
+            Socket::Path(p) => p.clone(),
+            Socket::Name(n) => dir().join(n),
+            Socket::Default => tmux_env_socket().unwrap_or_else(|| dir().join("default")),
+        }
+    }
+
     /// A `tmux` command for this server. `TMUX` and `TMUX_PANE` are removed
     /// so that tmux resolves targets only from what we pass explicitly.
     pub fn command(&self) -> Command {
@@ -176,6 +194,13 @@ impl Version {
     /// `attach -f` and `refresh-client -A` exist from 3.2.
     pub fn has_client_flags(self) -> bool {
         self >= Version(3, 2)
+    }
+
+    /// Before 3.7 the server notifies a control client that has not
+    /// finished identifying (and crashes doing so) when another client
+    /// detaches meanwhile: tmux GitHub issue 4980.
+    pub fn notifies_half_identified_clients(self) -> bool {
+        self < Version(3, 7)
     }
 }
 

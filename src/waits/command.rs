@@ -73,6 +73,8 @@ pub struct OutputRequest {
     pub common: Common,
     pub until: Option<Regex>,
     pub ndjson: bool,
+    /// Channel to signal once armed.
+    pub ready: Option<String>,
 }
 
 /// `run --json`: the peer's `run_command` keys first.
@@ -214,11 +216,16 @@ struct Follow {
 }
 
 impl Follow {
-    fn open(req: &Common, cursor_option: Option<String>, deadline: Instant) -> Result<Follow> {
+    fn open(
+        req: &Common,
+        cursor_option: Option<String>,
+        ready: Option<String>,
+        deadline: Instant,
+    ) -> Result<Follow> {
         let pane = resolve_pane(&req.socket, req.target.as_deref())?;
         let setup = Setup {
             interval: Duration::from_millis(50),
-            ready: None,
+            ready,
             deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
             final_lines: true,
             cursor_option,
@@ -295,14 +302,36 @@ impl Follow {
         added
     }
 
-    /// The unfinished line is an interactive program's prompt.
-    fn program_prompt(&self) -> Option<String> {
-        let t = self.src.tracker();
-        if !t.has_partial() || shell::shell_in_foreground(self.pane.pane_pid) == Some(true) {
+    /// The unfinished line is an interactive program's prompt: it matches,
+    /// and stays so while the pane is quiet for a moment (a prompt can
+    /// arrive in pieces: `>` then `>> `).
+    fn program_prompt(&mut self) -> Option<String> {
+        let looks = |f: &Follow| {
+            let t = f.src.tracker();
+            if !t.has_partial() || shell::shell_in_foreground(f.pane.pane_pid) == Some(true) {
+                return None;
+            }
+            let line = t.current_line();
+            (line.len() < 512 && f.prompt_re.is_match(&line)).then_some(line)
+        };
+        looks(self)?;
+        self.drain(Duration::from_millis(15));
+        if self.finished.is_some() {
             return None;
         }
-        let line = t.current_line();
-        (line.len() < 512 && self.prompt_re.is_match(&line)).then_some(line)
+        looks(self)
+    }
+
+    /// Take in what arrives until the pane is quiet for `quiet` (at most
+    /// ten times that); errors are left for the next batch to meet.
+    fn drain(&mut self, quiet: Duration) {
+        let stop = Instant::now() + quiet * 10;
+        while let Ok(Some(items)) = self.src.next_items((Instant::now() + quiet).min(stop)) {
+            self.absorb(items);
+            if Instant::now() >= stop {
+                break;
+            }
+        }
     }
 
     /// Gather more output until the pane is quiet for a moment (or the
@@ -485,7 +514,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         Some(p) => Some(Saver::open(p, true)?),
         None => None,
     };
-    let mut f = Follow::open(c, None, deadline)?;
+    let mut f = Follow::open(c, None, None, deadline)?;
     let pane_id = f.pane.pane_id.clone();
     let _lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
     // The check is made on the state after the lock: re-read it.
@@ -607,6 +636,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         }
     }
     drop(lock);
+    if f.finished.is_none() && died.is_none() {
+        handoff(&mut f, c, &id);
+    }
     let finish = f.finished.or(died);
     let pending = finish.is_none().then(|| id.clone());
     if died.is_none() {
@@ -634,6 +666,156 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         cursor: c.cursor.clone(),
         save_error: f.saver.and_then(|s| s.error),
     })
+}
+
+/// The command goes on after `run` returns: start a follower that keeps
+/// --save-to up to date and records the exit status for `output`, and hand
+/// over to it without a gap or an overlap. The follower signals a channel in
+/// the same batch as its entry state; this client waits for that signal over
+/// its own connection, so its stream up to the wake is exactly the output
+/// before the follower's, and the follower's is everything after.
+fn handoff(f: &mut Follow, c: &Common, id: &str) {
+    let ch = format!("tmux-wait-handoff-{}", crate::state::random_id());
+    let mut args = vec![
+        "follow-run",
+        "-t",
+        f.pane.pane_id.as_str(),
+        "--id",
+        id,
+        "--ready",
+        ch.as_str(),
+    ];
+    let save = c.save_to.as_ref().map(|p| p.to_string_lossy().into_owned());
+    if let Some(p) = &save {
+        args.extend(["--save-to", p.as_str()]);
+    }
+    let pid = match crate::waits::hooks::spawn_detached(&c.socket, &args, "a run follower") {
+        Ok(pid) => pid,
+        Err(e) => {
+            eprintln!("tmux-wait: {e}; --save-to and the exit status stop here");
+            return;
+        }
+    };
+    let waited = f.src.query_all(
+        &[format!("wait-for {}", quote(&ch))],
+        Instant::now() + Duration::from_secs(5),
+    );
+    let items = f.src.take_items();
+    f.absorb(items);
+    if waited.is_err() {
+        // Release our own wait-for, stop the follower: no handoff.
+        let _ = c.socket.run(["wait-for", "-S", &ch]);
+        crate::state::terminate(pid);
+        eprintln!(
+            "tmux-wait: the run follower did not start; --save-to and the exit status stop here"
+        );
+    } else if f.finished.is_some() {
+        // The command ended while handing over: the follower has nothing
+        // to wait for.
+        crate::state::terminate(pid);
+    } else {
+        // From here the follower writes the file.
+        f.saver = None;
+    }
+}
+
+/// At entry, for a run a cursor left pending: its end mark (arriving now),
+/// the status its follower stored, or the shell back at its prompt.
+fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> Result<()> {
+    let t = quote(&f.pane.pane_id);
+    let ask = format!("show-options -pqv -t {t} {}", quote(&exit_option(id)));
+    // The follower writes the status a few milliseconds after the end mark;
+    // while it lives, give it that long.
+    let patience = Instant::now() + Duration::from_secs(2);
+    loop {
+        // Looked at before the option: a follower gone by then has written
+        // it already, if it ever will.
+        let alive = follower_alive(id);
+        let v = f.src.query_all(
+            std::slice::from_ref(&ask),
+            Instant::now() + Duration::from_secs(5),
+        )?;
+        // Output that came meanwhile may hold the end mark itself.
+        let items = f.src.take_items();
+        f.absorb(items);
+        if f.finished.is_some() {
+            return Ok(());
+        }
+        let v = v[0].first().cloned().unwrap_or_default();
+        if !v.is_empty() {
+            let _ = socket.run(["set-option", "-pu", "-t", &f.pane.pane_id, &exit_option(id)]);
+            f.finished = Some(Finish {
+                status: v.trim().parse().ok(),
+                source: "wrapper",
+            });
+            return Ok(());
+        }
+        if shell::shell_in_foreground(f.pane.pane_pid) != Some(true) {
+            // Still running: its end mark will come.
+            return Ok(());
+        }
+        if !alive || Instant::now() >= patience {
+            f.finished = Some(Finish {
+                status: None,
+                source: "unobserved",
+            });
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Is the follower of run `id` still running? (Linux `/proc`.)
+fn follower_alive(id: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+            let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
+            args.contains(&&b"follow-run"[..]) && args.contains(&id.as_bytes())
+        })
+    })
+}
+
+/// The option a run follower leaves the exit status of run ID in.
+pub fn exit_option(id: &str) -> String {
+    format!("@tmux-wait-exit-{id}")
+}
+
+/// `tmux-wait follow-run`: started by a `run` that returned before its
+/// command ended; follows the pane until the command's end mark, appending
+/// its output to --save-to, then stores the status for `output`.
+pub fn follow_run(common: &Common, id: &str, ready: Option<String>) -> Result<()> {
+    let deadline = Instant::now() + common.timeout;
+    let mut f = Follow::open(common, None, ready, deadline)?;
+    f.run = Some(id.to_owned());
+    f.run_only = true;
+    f.inside = true;
+    f.saver = match &common.save_to {
+        Some(p) => Some(Saver::open(p, false)?),
+        None => None,
+    };
+    loop {
+        match f.src.next_items(deadline)? {
+            Some(items) => {
+                f.absorb(items);
+                if let Some(fin) = f.finished {
+                    let status = fin.status.map(|s| s.to_string()).unwrap_or_default();
+                    common.socket.run([
+                        "set-option",
+                        "-p",
+                        "-t",
+                        &f.pane.pane_id,
+                        &exit_option(id),
+                        &status,
+                    ])?;
+                    return Ok(());
+                }
+            }
+            None => return Ok(()),
+        }
+    }
 }
 
 impl RunResult {
@@ -692,7 +874,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         None => None,
     };
     let option = cursor::option_name(&c.cursor);
-    let mut f = Follow::open(c, Some(option), deadline)?;
+    let mut f = Follow::open(c, Some(option), req.ready.clone(), deadline)?;
     f.saver = saver;
     let pid = f.pane.pane_pid;
     let rec = Record::parse(f.src.cursor_value());
@@ -746,16 +928,12 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     }
     f.lines = hist;
 
-    // A run that timed out before: did it end while nobody watched?
-    let mut pending = rec.as_ref().and_then(|r| r.run.clone());
-    if pending.is_some() && shell::shell_in_foreground(pid) == Some(true) {
-        f.finished = Some(Finish {
-            status: None,
-            source: "unobserved",
-        });
-        pending = None;
+    // A run that returned before its command ended: did it end meanwhile?
+    // Its follower leaves the status in a pane option.
+    f.run = rec.as_ref().and_then(|r| r.run.clone());
+    if let Some(id) = f.run.clone() {
+        pending_run_status(&mut f, &c.socket, &id)?;
     }
-    f.run = pending.clone();
 
     let (before, after) = f.src.tracker().split_at_cursor();
     let typed = if at_shell_prompt {
@@ -922,20 +1100,30 @@ impl StateCheck<'_> {
         if shell::foreground_command(self.pid).is_some() {
             *self.running_seen = true;
         }
-        let t = f.src.tracker();
-        let prompt_back = t.prompts().0 > self.prompts_at_entry;
+        let prompt_back = f.src.tracker().prompts().0 > self.prompts_at_entry;
+        // The shell is back in the foreground between the commands of a
+        // list too (`a; echo; b`): it must be reading a command line again
+        // (raw terminal, or bracketed paste switched back on).
         let shell_fg = shell::shell_in_foreground(self.pid);
+        let reading = shell::line_editor_active(self.pid, &f.pane.pane_tty) || prompt_back;
         if f.finished.is_none()
             && (*self.running_seen || prompt_back)
-            && (shell_fg == Some(true) || (shell_fg.is_none() && prompt_back))
+            && (shell_fg == Some(true) || shell_fg.is_none())
+            && reading
             && (!f.lines.is_empty() || *self.running_seen)
         {
-            let status = t.prompts().1.filter(|_| prompt_back);
-            f.finished = Some(Finish {
-                status,
-                source: if status.is_some() { "osc133" } else { "shell" },
-            });
+            // The shell is back: what it wrote on the way (an end mark of
+            // `run`, an OSC 133 D) may still be in flight; it says more.
+            let status = f.src.tracker().prompts().1.filter(|_| prompt_back);
+            f.drain(Duration::from_millis(30));
+            if f.finished.is_none() {
+                f.finished = Some(Finish {
+                    status,
+                    source: if status.is_some() { "osc133" } else { "shell" },
+                });
+            }
         }
+        let t = f.src.tracker();
         if *self.input_outcome == Some("pending") {
             if !t.at_prompt() || prompt_back {
                 *self.input_outcome = Some("submitted");
@@ -998,6 +1186,12 @@ fn finish_output(
             Err(e) if matches!(e.kind, Kind::PaneDied | Kind::NoPane) => {}
             Err(e) => return Err(e),
         }
+    }
+    if let (Some(id), Some(_)) = (&f.run, f.finished) {
+        // Seen ending here; its follower may have stored the status too.
+        let _ = c
+            .socket
+            .run(["set-option", "-pu", "-t", &f.pane.pane_id, &exit_option(id)]);
     }
     let partial = partial.filter(|p| (f.saved_abs, cursor::hash_text(&[p])) != f.shown_part);
     if let Some(p) = &partial {

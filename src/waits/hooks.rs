@@ -296,13 +296,19 @@ pub fn sync(socket: &Socket) -> Result<Synced> {
 
 /// Start `tmux-wait listen NAME` in its own session, detached from us.
 fn spawn_listener(socket: &Socket, name: &str) -> Result<()> {
+    spawn_detached(socket, &["listen", name], "a hook listener").map(drop)
+}
+
+/// Start `tmux-wait ARGS...` in its own session, detached from us, its
+/// standard streams closed: it outlives this process and ends by itself.
+/// Returns its pid.
+pub fn spawn_detached(socket: &Socket, args: &[&str], what: &str) -> Result<u32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
     let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
     let mut cmd = Command::new(exe);
     cmd.args(socket.args())
-        .arg("listen")
-        .arg(name)
+        .args(args)
         .env_remove("TMUX_PANE")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -315,8 +321,8 @@ fn spawn_listener(socket: &Socket, name: &str) -> Result<()> {
         });
     }
     cmd.spawn()
-        .map(drop)
-        .map_err(|e| Error::io("cannot start a hook listener", e))
+        .map(|c| c.id())
+        .map_err(|e| Error::io(&format!("cannot start {what}"), e))
 }
 
 /// One line of `hooks list`.

@@ -336,6 +336,7 @@ pub struct Waiter {
     pane: String,
 }
 
+#[derive(Debug)]
 pub struct Finished {
     pub code: Option<i32>,
     pub stdout: String,

@@ -1,0 +1,447 @@
+//! `run` and `output` on real tmux servers: exit statuses, output without
+//! prompt or echo, shell state, concurrency, timeouts continued by
+//! `output`, cursors, clipping, saving, trimmed history, program prompts
+//! and unsubmitted input.
+
+mod common;
+
+use common::{Finished, Options, TestServer, run_bounded, unique};
+use serde_json::Value;
+
+fn run(s: &TestServer, args: &[&str]) -> Finished {
+    let mut c = s.tw();
+    c.arg("run").args(args);
+    run_bounded(c)
+}
+
+fn output(s: &TestServer, args: &[&str]) -> Finished {
+    let mut c = s.tw();
+    c.arg("output").args(args);
+    run_bounded(c)
+}
+
+fn lines(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+        .iter()
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Run with --json on the first pane; the result and the exit code.
+fn run_json(s: &TestServer, extra: &[&str], command: &str) -> (Value, Option<i32>) {
+    let mut args = vec!["-t", s.pane.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    args.extend(["--", command]);
+    let f = run(s, &args);
+    (f.json(), f.code)
+}
+
+#[test]
+fn exit_statuses_are_the_commands() {
+    let s = TestServer::new();
+    for (cmd, code) in [("true", 0), ("false", 1), ("no-such-command-xyz", 127)] {
+        let (v, c) = run_json(&s, &[], cmd);
+        assert_eq!(c, Some(code), "{v}");
+        assert_eq!(v["exit_status"], code, "{v}");
+        assert_eq!(v["timed_out"], false);
+        assert_eq!(v["exit_source"], "wrapper");
+    }
+    // Without --json: the output on stdout, the status as exit code.
+    let f = run(
+        &s,
+        &[
+            "-t",
+            &s.pane,
+            "--",
+            "echo out; exit_code() { return 3; }; exit_code",
+        ],
+    );
+    assert_eq!(f.code, Some(3), "{f:?}");
+    assert_eq!(f.stdout, "out\n");
+}
+
+#[test]
+fn output_is_the_commands_own_lines() {
+    let s = TestServer::new();
+    let (v, _) = run_json(&s, &[], "echo first; printf 'second\\n\\nfourth'");
+    assert_eq!(
+        lines(&v, "output"),
+        ["first", "second", "", "fourth"],
+        "{v}"
+    );
+    // The peer's run_command keys are all there.
+    for k in [
+        "pane_id",
+        "exit_status",
+        "timed_out",
+        "elapsed_seconds",
+        "output",
+        "output_truncated",
+        "output_truncated_lines",
+        "effective_timeout",
+    ] {
+        assert!(v.get(k).is_some(), "{k} missing in {v}");
+    }
+    let (v, _) = run_json(&s, &[], "true");
+    assert_eq!(lines(&v, "output"), Vec::<String>::new(), "{v}");
+}
+
+#[test]
+fn hostile_command_text_runs_as_typed() {
+    let s = TestServer::new();
+    let marker = s.dir().join("not-created");
+    let cmd = format!(
+        "printf '%s\\n' 'a;b' \"it's\" '$(touch {m})' '#{{pane_id}}' '#(touch {m})' '`touch {m}`'",
+        m = marker.display()
+    );
+    let (v, c) = run_json(&s, &[], &cmd);
+    assert_eq!(c, Some(0), "{v}");
+    assert_eq!(
+        lines(&v, "output"),
+        [
+            "a;b",
+            "it's",
+            &format!("$(touch {})", marker.display()),
+            "#{pane_id}",
+            &format!("#(touch {})", marker.display()),
+            &format!("`touch {}`", marker.display()),
+        ]
+    );
+    assert!(!marker.exists());
+}
+
+#[test]
+fn shell_state_persists_between_runs() {
+    let s = TestServer::new();
+    let d = s.dir().join("sub dir");
+    std::fs::create_dir(&d).unwrap();
+    run_json(
+        &s,
+        &[],
+        &format!("cd '{}' && export TW_X=kept", d.display()),
+    );
+    let (v, _) = run_json(&s, &[], "pwd; echo $TW_X");
+    assert_eq!(
+        lines(&v, "output"),
+        [d.display().to_string(), "kept".into()]
+    );
+}
+
+#[test]
+fn concurrent_runs_in_two_panes() {
+    let s = TestServer::new();
+    let p2 = s.split();
+    let go = unique("go");
+    let spawn = |pane: &str, word: &str| {
+        let mut c = s.tw();
+        c.args(["run", "-t", pane, "--json", "--"])
+            .arg(format!("tmux wait-for {go}; echo {word}; false"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let a = spawn(&s.pane, "left");
+    let b = spawn(&p2, "right");
+    s.wait_for_command(&s.pane, "tmux");
+    s.wait_for_command(&p2, "tmux");
+    // One signal wakes both (wait-for -S wakes every waiter).
+    s.tmux(&["wait-for", "-S", &go]);
+    for (child, word) in [(a, "left"), (b, "right")] {
+        let f = common::finished(child.wait_with_output().unwrap());
+        let v = f.json();
+        assert_eq!(lines(&v, "output"), [word], "{v}");
+        assert_eq!(v["exit_status"], 1);
+    }
+}
+
+#[test]
+fn a_timed_out_run_is_continued_by_output() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let save = s.dir().join("saved.log");
+    let cmd = format!("echo one; tmux wait-for {go}; echo two; (exit 3)");
+    let (v, c) = run_json(
+        &s,
+        &["--timeout", "0.3", "--save-to", save.to_str().unwrap()],
+        &cmd,
+    );
+    assert_eq!(c, Some(124), "{v}");
+    assert_eq!(v["timed_out"], true);
+    assert_eq!(v["exit_status"], Value::Null);
+    assert_eq!(lines(&v, "output"), ["one"]);
+    // output, armed before the command goes on, sees the rest and the end.
+    let ready = unique("ready");
+    let mut o = s.tw();
+    o.args(["output", "-t", &s.pane, "--json", "--ready", &ready])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = o.spawn().unwrap();
+    s.tmux(&["wait-for", &ready]);
+    s.tmux(&["wait-for", "-S", &go]);
+    let f = common::finished(child.wait_with_output().unwrap());
+    let mut v = f.json();
+    let mut got = lines(&v, "lines");
+    // Each call returns one burst; the end may come in the next.
+    for _ in 0..5 {
+        if v["finished"] == true {
+            break;
+        }
+        v = output(&s, &["-t", &s.pane, "--json"]).json();
+        got.extend(lines(&v, "lines"));
+    }
+    assert_eq!(got, ["two"], "{v}");
+    assert_eq!(v["finished"], true, "{v}");
+    assert_eq!(v["exit_status"], 3, "{v}");
+    assert_eq!(v["exit_source"], "wrapper");
+    // The follower run left behind kept the file up to date and ended.
+    s.wait_until(&s.pane, "the saved output", || {
+        std::fs::read_to_string(&save).unwrap_or_default() == "one\ntwo\n"
+    });
+    s.wait_until(&s.pane, "the follower to end", || {
+        s.processes_using_socket().is_empty()
+    });
+}
+
+#[test]
+fn a_run_that_ended_unwatched_reports_its_status_from_its_follower() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let (v, c) = run_json(
+        &s,
+        &["--timeout", "0.2"],
+        &format!("tmux wait-for {go}; echo late; (exit 7)"),
+    );
+    assert_eq!(c, Some(124), "{v}");
+    s.tmux(&["wait-for", "-S", &go]);
+    s.wait_until(&s.pane, "the follower to end", || {
+        s.processes_using_socket().is_empty()
+    });
+    let f = output(&s, &["-t", &s.pane, "--json"]);
+    let v = f.json();
+    assert_eq!(lines(&v, "lines"), ["late"], "{v}");
+    assert_eq!(v["exit_status"], 7, "{v}");
+    assert_eq!(v["finished"], true);
+    // Nothing is left in the pane's options but the cursor.
+    let opts = s.tmux(&["show-options", "-p", "-t", &s.pane]);
+    assert!(!opts.contains("tmux-wait-exit"), "{opts}");
+}
+
+#[test]
+fn two_named_cursors_read_the_same_lines_independently() {
+    let s = TestServer::new();
+    for c in ["a", "b"] {
+        output(&s, &["-t", &s.pane, "--cursor", c, "--timeout", "0.1"]);
+    }
+    run_json(&s, &[], "echo alpha");
+    let a = output(&s, &["-t", &s.pane, "--cursor", "a", "--json"]).json();
+    assert!(lines(&a, "lines").contains(&"alpha".to_owned()), "{a}");
+    run_json(&s, &[], "echo beta");
+    let a = output(&s, &["-t", &s.pane, "--cursor", "a", "--json"]).json();
+    let b = output(&s, &["-t", &s.pane, "--cursor", "b", "--json"]).json();
+    let (la, lb) = (lines(&a, "lines"), lines(&b, "lines"));
+    assert!(
+        la.contains(&"beta".to_owned()) && !la.contains(&"alpha".to_owned()),
+        "{a}"
+    );
+    assert!(
+        lb.contains(&"alpha".to_owned()) && lb.contains(&"beta".to_owned()),
+        "{b}"
+    );
+    // Nothing new: cursor a times out with no lines (exit 1).
+    let f = output(
+        &s,
+        &["-t", &s.pane, "--cursor", "a", "--json", "--timeout", "0.2"],
+    );
+    assert_eq!(f.code, Some(1), "{}", f.stdout);
+    assert_eq!(lines(&f.json(), "lines"), Vec::<String>::new());
+}
+
+#[test]
+fn until_returns_while_the_command_runs() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let (v, _) = run_json(
+        &s,
+        &["--timeout", "0.2"],
+        &format!("echo starting; tmux wait-for {go}; echo READY now; tmux wait-for {go}; echo end"),
+    );
+    assert_eq!(v["timed_out"], true);
+    let ready = unique("ready");
+    let mut o = s.tw();
+    o.args([
+        "output", "-t", &s.pane, "--json", "--until", "READY", "--ready", &ready,
+    ])
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let child = o.spawn().unwrap();
+    s.tmux(&["wait-for", &ready]);
+    s.tmux(&["wait-for", "-S", &go]);
+    let v = common::finished(child.wait_with_output().unwrap()).json();
+    assert_eq!(v["reason"], "until", "{v}");
+    assert_eq!(v["finished"], false);
+    assert_eq!(lines(&v, "lines"), ["READY now"]);
+    assert!(v["running"].as_str().unwrap().starts_with("tmux"), "{v}");
+    s.tmux(&["wait-for", "-S", &go]);
+    let v = output(&s, &["-t", &s.pane, "--json"]).json();
+    assert!(lines(&v, "lines").contains(&"end".to_owned()), "{v}");
+}
+
+#[test]
+fn max_lines_keeps_a_failing_summary_from_the_middle() {
+    let s = TestServer::new();
+    let cmd = "seq 1 300; echo 'test result: FAILED. 41 passed; 1 failed'; \
+               echo 'src/x.c:3:7: error: boom'; seq 301 600; (exit 101)";
+    let (v, c) = run_json(&s, &["--max-lines", "20"], cmd);
+    assert_eq!(c, Some(101));
+    let out = lines(&v, "output");
+    assert_eq!(out[0], "test result: FAILED. 41 passed; 1 failed", "{v}");
+    assert_eq!(out[1], "src/x.c:3:7: error: boom");
+    assert_eq!(out[2], "1");
+    assert_eq!(out.last().unwrap(), "600");
+    assert!(out.iter().any(|l| l.contains("lines clipped")), "{v}");
+    assert_eq!(v["output_truncated"], true);
+    assert_eq!(v["output_truncated_lines"], 602 - 18);
+    // --show and --last-lines
+    let (v, _) = run_json(&s, &["--show", "^5.$", "--last-lines", "1"], "seq 1 100");
+    assert_eq!(
+        lines(&v, "output"),
+        [
+            "50:50", "51:51", "52:52", "53:53", "54:54", "55:55", "56:56", "57:57", "58:58",
+            "59:59", "100-100"
+        ]
+    );
+}
+
+#[test]
+fn save_to_holds_the_whole_output() {
+    let s = TestServer::new();
+    let save = s.dir().join("out.txt");
+    let (v, _) = run_json(
+        &s,
+        &["--save-to", save.to_str().unwrap(), "--last-lines", "2"],
+        "seq 1 5000",
+    );
+    assert_eq!(lines(&v, "output"), ["4999", "5000"]);
+    let want: String = (1..=5000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&save).unwrap(), want);
+    // An unwritable path is a clear error before anything is typed.
+    let f = run(
+        &s,
+        &[
+            "-t",
+            &s.pane,
+            "--save-to",
+            "/nonexistent-dir/x",
+            "--",
+            "echo no",
+        ],
+    );
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert!(f.stderr.contains("cannot write --save-to"), "{}", f.stderr);
+    assert_eq!(f.stderr.lines().count(), 1);
+}
+
+#[test]
+fn trimmed_history_is_reported_as_missed_lines() {
+    let s = TestServer::with(Options {
+        history_limit: 100,
+        ..Default::default()
+    });
+    output(&s, &["-t", &s.pane, "--timeout", "0.1"]);
+    // Written with nobody watching, far past the history limit.
+    s.type_line(&s.pane, "seq 1 3000");
+    s.wait_until(&s.pane, "seq to finish", || {
+        s.capture(&s.pane).contains("\n3000\n")
+    });
+    s.wait_for_prompt(&s.pane);
+    let v = output(&s, &["-t", &s.pane, "--json", "--max-lines", "0"]).json();
+    assert_eq!(v["lines_missed_exact"], false, "{v}");
+    assert!(v["lines_missed"].as_u64().unwrap() > 0, "{v}");
+    let got = lines(&v, "lines");
+    assert_eq!(got.last().unwrap(), "3000");
+    assert_ne!(got[0], "$ seq 1 3000", "lines from before the trim: {v}");
+    // Right after, nothing was missed.
+    run_json(&s, &[], "echo again");
+    let v = output(&s, &["-t", &s.pane, "--json", "--timeout", "0.2"]).json();
+    assert_eq!(v["lines_missed"], 0, "{v}");
+    assert_eq!(v["lines_missed_exact"], true);
+}
+
+#[test]
+fn a_python_prompt_is_where_output_stops() {
+    if std::process::Command::new("python3")
+        .arg("-c")
+        .arg("0")
+        .status()
+        .map(|s| !s.success())
+        .unwrap_or(true)
+    {
+        panic!("python3 is needed for this test (CI installs it)");
+    }
+    let s = TestServer::new();
+    let (v, c) = run_json(&s, &[], "python3 -q");
+    assert_eq!(c, Some(0), "{v}");
+    assert_eq!(v["prompt"], ">>>", "{v}");
+    assert_eq!(v["finished"], false);
+    s.type_line(&s.pane, "print(6*7)");
+    let v = output(&s, &["-t", &s.pane, "--json"]).json();
+    assert_eq!(v["reason"], "prompt", "{v}");
+    assert!(lines(&v, "lines").contains(&"42".to_owned()), "{v}");
+    s.type_line(&s.pane, "exit()");
+    // Each call returns what came (the echo first, maybe), until the end.
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let v = output(&s, &["-t", &s.pane, "--json"]).json();
+        seen.push(v.clone());
+        if v["finished"] == true {
+            // The follower `run` left watched python end.
+            assert_eq!(v["exit_status"], 0, "{v}");
+            return;
+        }
+    }
+    panic!("python's end was never reported: {seen:?}");
+}
+
+#[test]
+fn unsubmitted_text_is_reported_and_never_typed_over() {
+    let s = TestServer::new();
+    s.tmux(&["send-keys", "-t", &s.pane, "-l", "echo half-typed"]);
+    s.wait_until(&s.pane, "the typed text", || {
+        s.capture(&s.pane).contains("$ echo half-typed")
+    });
+    let f = run(&s, &["-t", &s.pane, "--", "echo other"]);
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert!(f.stderr.contains("unsubmitted text"), "{}", f.stderr);
+    let v = output(&s, &["-t", &s.pane, "--json", "--timeout", "0.2"]).json();
+    assert_eq!(v["unsubmitted_input"], "$ echo half-typed", "{v}");
+    assert_eq!(v["input_outcome"], "pending");
+    // --force clears the line and runs.
+    let (v, c) = run_json(&s, &["--force"], "echo forced");
+    assert_eq!(c, Some(0), "{v}");
+    assert_eq!(lines(&v, "output"), ["forced"]);
+}
+
+#[test]
+fn run_refuses_a_pane_that_is_not_at_a_prompt() {
+    let s = TestServer::new();
+    let go = unique("go");
+    s.type_line(&s.pane, &format!("tmux wait-for {go}"));
+    s.wait_for_command(&s.pane, "tmux");
+    let f = run(&s, &["-t", &s.pane, "--", "echo no"]);
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert!(f.stderr.contains("not at a shell prompt"), "{}", f.stderr);
+    s.tmux(&["wait-for", "-S", &go]);
+    for bad in [
+        &["--", "a\nb"][..],
+        &["--", ""],
+        &["--max-lines", "x", "--", "ls"],
+    ] {
+        let mut args = vec!["-t", s.pane.as_str()];
+        args.extend_from_slice(bad);
+        let f = run(&s, &args);
+        assert_eq!(f.code, Some(125), "{bad:?}: {f:?}");
+        assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
+    }
+}
