@@ -63,11 +63,18 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 };
             }
             let text = e.to_string();
-            let first = text
-                .lines()
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut first = lines
                 .next()
                 .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+                .trim_start_matches("error: ")
+                .to_owned();
+            // "...were not provided:" names them on the next line.
+            if first.ends_with(':')
+                && let Some(next) = lines.next()
+            {
+                first = format!("{first} {next}");
+            }
             return fail(
                 &Error::usage(format!("{first} (see tmux-wait --help)")),
                 json,

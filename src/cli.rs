@@ -14,6 +14,8 @@ Exit codes:
   4    timed out while the pane was on the alternate screen
   5    channel: signalled with a non-zero --status
   129  interrupted by SIGHUP, 130 by SIGINT, 143 by SIGTERM (after cleaning up)
+`run` exits like timeout(1) (the command's status, 124, 125) and `output`
+0/1/2: see their --help.
 
 With --json, one JSON object is printed on stdout, errors included:
 {\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Make sure what tmux-wait needs is installed: tmux and a Rust toolchain.
+# Make sure what tmux-wait needs is installed: tmux and a Rust toolchain
+# (and, for the tests, python3: one drives an interactive REPL).
 # Sourced by scripts/demo and scripts/test. Installs tmux with apt-get when
 # running as root on a Debian-like system; otherwise says what to install.
 
@@ -33,5 +34,12 @@ tw_ensure_deps() {
     tw_find_cargo
     if ! command -v tmux >/dev/null 2>&1; then
         tw_apt_install tmux
+    fi
+}
+
+tw_ensure_test_deps() {
+    tw_ensure_deps
+    if ! command -v python3 >/dev/null 2>&1; then
+        tw_apt_install python3
     fi
 }
