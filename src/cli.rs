@@ -171,7 +171,7 @@ pub struct OutputOpts {
     #[arg(long, value_name = "FILE")]
     pub save_to: Option<PathBuf>,
 
-    /// An interactive program's prompt to stop at (regex on the unfinished last line), besides >>>, (gdb), (Pdb), In [N]:, sqlite>, ...
+    /// An interactive program's prompt to stop at (regex on the unfinished last line), besides `>>>`, `(gdb)`, `(Pdb)`, `In [N]:`, `sqlite>`, ...
     #[arg(long, value_name = "REGEX")]
     pub prompt: Option<String>,
 
