@@ -21,19 +21,12 @@ const MIN_INTERVAL: Duration = Duration::from_millis(10);
 /// Run the program with these arguments; returns the exit code.
 pub fn run(args: Vec<OsString>) -> i32 {
     let json = args.iter().any(|a| a == "--json");
-    // `run` exits like timeout(1): its own failures are 125.
-    let is_run = subcommand(&args) == Some("run");
-    let code = run_cli(args, json);
-    if is_run && code == exit::ERROR {
-        command::EXIT_FAILED
-    } else {
-        code
-    }
+    run_cli(args, json)
 }
 
 /// The subcommand's name: the first word that is not an option (or the
 /// value of -L/-S).
-fn subcommand(args: &[OsString]) -> Option<&str> {
+pub fn subcommand(args: &[OsString]) -> Option<&str> {
     let mut it = args.iter().skip(1);
     while let Some(a) = it.next() {
         let a = a.to_str()?;
@@ -75,10 +68,16 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             {
                 first = format!("{first} {next}");
             }
-            return fail(
+            let code = fail(
                 &Error::usage(format!("{first} (see tmux-wait --help)")),
                 json,
             );
+            // `run` exits like timeout(1): its own failures are 125.
+            return if subcommand(&args) == Some("run") {
+                command::EXIT_FAILED
+            } else {
+                code
+            };
         }
     };
     if let Err(e) = crate::signals::install() {
@@ -122,7 +121,11 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 }
                 r.exit_code()
             }
-            Err(e) => fail(&e, a.json),
+            // `run` exits like timeout(1): its own failures are 125.
+            Err(e) => match (fail(&e, a.json), e.kind) {
+                (code, Kind::Interrupted(_)) => code,
+                _ => command::EXIT_FAILED,
+            },
         },
         Command::Output(a) => {
             let json = a.json || a.ndjson;

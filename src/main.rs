@@ -21,6 +21,7 @@ mod waits;
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let json = args.iter().any(|a| a == "--json");
+    let is_run = app::subcommand(&args) == Some("run");
     // A bug must still end in one clear line and a documented exit code,
     // after the unwinding has ended every child process we own.
     std::panic::set_hook(Box::new(|info| {
@@ -36,7 +37,7 @@ fn main() {
             .unwrap_or_default();
         eprintln!("tmux-wait: error: internal error{at}: {what} (please report it)");
     }));
-    let code = match std::panic::catch_unwind(|| app::run(args)) {
+    let code = match std::panic::catch_unwind(|| app::run(args.clone())) {
         Ok(code) => code,
         Err(_) => {
             if json {
@@ -45,7 +46,11 @@ fn main() {
                     report::error_json("internal", "internal error; see stderr")
                 );
             }
-            error::exit::ERROR
+            if is_run {
+                waits::command::EXIT_FAILED
+            } else {
+                error::exit::ERROR
+            }
         }
     };
     std::process::exit(code);

@@ -41,7 +41,12 @@ fn run_json(s: &TestServer, extra: &[&str], command: &str) -> (Value, Option<i32
 #[test]
 fn exit_statuses_are_the_commands() {
     let s = TestServer::new();
-    for (cmd, code) in [("true", 0), ("false", 1), ("no-such-command-xyz", 127)] {
+    for (cmd, code) in [
+        ("true", 0),
+        ("false", 1),
+        ("(exit 2)", 2),
+        ("no-such-command-xyz", 127),
+    ] {
         let (v, c) = run_json(&s, &[], cmd);
         assert_eq!(c, Some(code), "{v}");
         assert_eq!(v["exit_status"], code, "{v}");
