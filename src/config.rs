@@ -53,7 +53,15 @@ pub fn parse_duration(s: &str) -> std::result::Result<Duration, String> {
             s.escape_debug()
         ));
     }
-    Ok(Duration::from_secs_f64(secs))
+    let d = Duration::from_secs_f64(secs);
+    if d.is_zero() {
+        // Positive, but below a nanosecond: it would be a zero timeout.
+        return Err(format!(
+            "'{}' is shorter than a nanosecond",
+            s.escape_debug()
+        ));
+    }
+    Ok(d)
 }
 
 /// The ceiling from the environment, if set.
@@ -101,6 +109,15 @@ pub fn validate_channel(name: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by `cargo fuzz run duration`: positive, finite, and yet a
+    /// zero `Duration`.
+    #[test]
+    fn fuzz_regression_tiny_positive_is_not_zero() {
+        assert!(parse_duration("5e-55").is_err());
+        assert!(parse_duration("1e-10s").is_err());
+        assert_eq!(parse_duration("1e-9").unwrap(), Duration::from_nanos(1));
+    }
     use super::*;
 
     #[test]

@@ -1,22 +1,8 @@
 //! tmux-wait: wait, from inside tmux, for text in a pane or for a tmux
-//! `wait-for` channel. `main` parses nothing itself: see `app::run`.
+//! `wait-for` channel. `main` parses nothing itself: see `app::run` in the
+//! library.
 
-mod app;
-mod cli;
-mod clip;
-mod config;
-mod cursor;
-mod engine;
-mod error;
-mod matcher;
-mod notify;
-mod report;
-mod signals;
-mod state;
-#[cfg(test)]
-mod testutil;
-mod tmux;
-mod waits;
+use tmux_wait::{app, error, report, waits};
 
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -1,0 +1,21 @@
+//! The helper's code as a library: the `tmux-wait` binary is a thin `main`
+//! over `app::run`, and the fuzz targets under `fuzz/` drive the parsers
+//! (control-mode protocol, VT line tracker, durations, the output clipper)
+//! directly.
+
+pub mod app;
+pub mod cli;
+pub mod clip;
+pub mod config;
+pub mod cursor;
+pub mod engine;
+pub mod error;
+pub mod matcher;
+pub mod notify;
+pub mod report;
+pub mod signals;
+pub mod state;
+#[cfg(test)]
+mod testutil;
+pub mod tmux;
+pub mod waits;
