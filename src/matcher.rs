@@ -33,6 +33,12 @@ impl PatternList {
                     i + 1
                 ));
             }
+            if p.contains(['\n', '\r']) {
+                return Err(format!(
+                    "{flag} #{} holds a line break; lines are matched one at a time, so it could never match",
+                    i + 1
+                ));
+            }
             let source = if regex { p.clone() } else { regex::escape(p) };
             let re = RegexBuilder::new(&source)
                 .case_insensitive(!match_case)

@@ -482,6 +482,20 @@ impl ControlSource {
         if let (Some(t), Some(&w)) = (&mut self.tracker, f.get(2)) {
             t.set_width(usize::try_from(w.max(1)).unwrap_or(80));
         }
+        // The pane is in another window now (break-pane, join-pane, a
+        // window moved without closing): follow it to its session.
+        let window = lines
+            .first()
+            .and_then(|l| l.rsplit('\t').next())
+            .unwrap_or("");
+        if window.starts_with('@') && window != self.window_id {
+            self.window_id = window.to_owned();
+            let t = quote(&self.pane.pane_id);
+            self.send(
+                &format!("display-message -p -t {t} {}", quote(RELINK_FORMAT)),
+                Purpose::Relink,
+            )?;
+        }
         Ok(())
     }
 

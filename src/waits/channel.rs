@@ -14,7 +14,8 @@
 //! tmux offers no way to withdraw a waiter, so a wait that gives up undoes
 //! its ghost by signalling the channel once itself, but only when no other
 //! process is waiting on a channel of that name (it would be woken too) and
-//! the ghost surely exists (see `undo_ghost`).
+//! the ghost exists: the client prints a line just before its `wait-for`,
+//! which reaches us only once the registration is made (see `ARMED`).
 
 use crate::error::{Error, Kind, Result};
 use crate::report::{ChannelOutcome, ChannelResult, seconds};
@@ -56,6 +57,15 @@ pub fn option_names(name: &str) -> [String; 3] {
     ]
 }
 
+/// Printed by the waiting client just before its `wait-for`: tmux runs a
+/// command list's commands in one pass and sends their output after it, so
+/// by the time this line reaches us the registration exists. That tells a
+/// cancelled wait whether it left a registration to undo.
+const ARMED: &str = "tmux-wait-armed";
+
+/// How long a cancelled wait lets its client finish registering.
+const ARM_PATIENCE: Duration = Duration::from_millis(250);
+
 /// One waiting `tmux wait-for` client, reaped by its own thread.
 ///
 /// The client runs `wait-for NAME ; display-message -p ...` as one command
@@ -69,7 +79,8 @@ pub struct ChannelWaiter {
     rx: mpsc::Receiver<Event>,
     done: mpsc::Receiver<(Option<i32>, String, String)>,
     reaper: Option<std::thread::JoinHandle<()>>,
-    started: Instant,
+    /// Gets a message once the client has registered (see `ARMED`).
+    armed_rx: mpsc::Receiver<()>,
     finished: bool,
 }
 
@@ -90,7 +101,18 @@ impl ChannelWaiter {
         );
         let mut child = socket
             .command()
-            .args(["wait-for", name, ";", "display-message", "-p", &format])
+            .args([
+                "display-message",
+                "-p",
+                ARMED,
+                ";",
+                "wait-for",
+                name,
+                ";",
+                "display-message",
+                "-p",
+                &format,
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -103,14 +125,40 @@ impl ChannelWaiter {
         let (tx, rx) = mpsc::channel::<Event>();
         signals::route_to(tx.clone());
         let (done_tx, done) = mpsc::channel();
+        let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let armed_flag = armed.clone();
+        let (armed_tx, armed_rx) = mpsc::channel::<()>();
         let reaper = std::thread::spawn(move || {
-            let mut out = String::new();
-            let _ = stdout.read_to_string(&mut out);
+            let mut raw = Vec::new();
+            let mut buf = [0u8; 4096];
+            loop {
+                match stdout.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        raw.extend_from_slice(&buf[..n]);
+                        if !armed_flag.load(std::sync::atomic::Ordering::SeqCst)
+                            && raw.starts_with(ARMED.as_bytes())
+                            && raw.get(ARMED.len()) == Some(&b'\n')
+                        {
+                            armed_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                            let _ = armed_tx.send(());
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let out = String::from_utf8_lossy(&raw).into_owned();
             let mut err = String::new();
             let _ = stderr.read_to_string(&mut err);
             let code = match waitpid(pid, None) {
                 Ok(WaitStatus::Exited(_, c)) => Some(c),
                 _ => None,
+            };
+            // What follows the armed line is the wake's report.
+            let out = match out.strip_prefix(ARMED) {
+                Some(rest) => format!("{ARMED}\n{}", rest.trim_start_matches('\n')),
+                None => out,
             };
             let _ = done_tx.send((code, out, err));
             let _ = tx.send(Event::Eof);
@@ -121,7 +169,7 @@ impl ChannelWaiter {
             rx,
             done,
             reaper: Some(reaper),
-            started: Instant::now(),
+            armed_rx,
             finished: false,
         })
     }
@@ -158,6 +206,10 @@ impl ChannelWaiter {
             }
             _ => return Err(classify_failure(err)),
         }
+        let out = out
+            .strip_prefix(ARMED)
+            .map(|r| r.trim_start_matches('\n'))
+            .unwrap_or(out);
         let Some(w) = parse_wake(out) else {
             return Err(server_exited());
         };
@@ -180,6 +232,10 @@ impl ChannelWaiter {
         if self.finished {
             return None;
         }
+        // Let a client that is still starting register first: killed half
+        // way, it may or may not leave a registration, and only a known one
+        // can be undone. This takes a few milliseconds at most.
+        let armed = self.armed_rx.recv_timeout(ARM_PATIENCE).is_ok();
         let _ = kill(self.pid, Signal::SIGKILL);
         let got = self.done.recv_timeout(Duration::from_secs(5)).ok();
         self.finished = true;
@@ -189,10 +245,12 @@ impl ChannelWaiter {
         match got {
             // Exit 0: it was signalled just before the kill, so no ghost.
             Some((Some(0), out, err)) => Some(self.judge(socket, Some(0), &out, &err)),
-            _ => {
-                undo_ghost(socket, &self.name, self.started.elapsed());
+            // Killed while waiting: registered only if it said so.
+            Some((_, out, _)) if armed || out.starts_with(ARMED) => {
+                undo_ghost(socket, &self.name);
                 None
             }
+            _ => None,
         }
     }
 }
@@ -253,12 +311,10 @@ pub fn wait(socket: &Socket, name: &str, timeout: Duration) -> Result<ChannelRes
 
 /// Our killed `tmux wait-for` stays registered in the server; signal the
 /// channel once to clear it, when that cannot wake anyone else: no other
-/// `tmux wait-for NAME` process is running on this machine (Linux /proc),
-/// and the wait lasted long enough that its client surely registered (else
-/// the signal would be latched for the next waiter instead).
-fn undo_ghost(socket: &Socket, name: &str, waited: Duration) {
-    const REGISTERED_AFTER: Duration = Duration::from_millis(100);
-    if waited < REGISTERED_AFTER || other_waiters(name) != Some(false) {
+/// `tmux wait-for NAME` process is running on this machine (Linux /proc).
+/// Called only when the client said it registered (see `ARMED`).
+fn undo_ghost(socket: &Socket, name: &str) {
+    if other_waiters(name) != Some(false) {
         return;
     }
     let _ = socket.run(["wait-for", "-S", name]);

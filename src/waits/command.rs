@@ -113,7 +113,7 @@ pub struct OutputResult {
     pub exit_status: Option<i32>,
     /// "wrapper" (a command typed by run), "osc133" (the shell's marks),
     /// "shell" (the shell took the terminal back: no status), "pane_dead",
-    /// "pane_closed", "unobserved" (a run ended while nobody watched).
+    /// "pane_closed", "respawned", "unobserved" (a run ended while nobody watched).
     pub exit_source: Option<&'static str>,
     pub timed_out: bool,
     /// The program in the pane's foreground when the call returned, if not
@@ -352,29 +352,46 @@ impl Follow {
         }
     }
 
-    /// The pane went away or its program exited: how it ended.
-    fn pane_end(&self, socket: &Socket) -> Finish {
-        let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}";
-        match socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
-            Ok(lines) => {
-                let line = lines.first().cloned().unwrap_or_default();
-                let f: Vec<&str> = line.split('\t').collect();
-                if f.first() == Some(&self.pane.pane_id.as_str()) && f.get(1) == Some(&"1") {
-                    Finish {
-                        status: f.get(2).and_then(|s| s.parse().ok()),
-                        source: "pane_dead",
-                    }
-                } else {
-                    Finish {
-                        status: None,
-                        source: "pane_closed",
-                    }
-                }
-            }
-            Err(_) => Finish {
+    /// The pane went away, its program exited, or it was respawned (`e`
+    /// says which): how the followed command ended.
+    fn pane_end(&self, socket: &Socket, e: &Error) -> Finish {
+        if e.kind == Kind::PaneRespawned {
+            return Finish {
                 status: None,
-                source: "pane_closed",
-            },
+                source: "respawned",
+            };
+        }
+        let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}";
+        // tmux marks the pane dead when its terminal closes and learns the
+        // status when it reaps the process, a moment later.
+        let patience = Instant::now() + Duration::from_millis(500);
+        loop {
+            let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
+            else {
+                break;
+            };
+            let line = lines.first().cloned().unwrap_or_default();
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.first() != Some(&self.pane.pane_id.as_str()) || f.get(1) != Some(&"1") {
+                break;
+            }
+            let status = f.get(2).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
+                // Killed by a signal: report it as a shell would.
+                f.get(3)
+                    .and_then(|s| s.parse::<i32>().ok())
+                    .map(|sig| 128 + sig)
+            });
+            if status.is_some() || Instant::now() >= patience {
+                return Finish {
+                    status,
+                    source: "pane_dead",
+                };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Finish {
+            status: None,
+            source: "pane_closed",
         }
     }
 
@@ -629,7 +646,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                 break;
             }
             Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
-                died = Some(f.pane_end(&c.socket));
+                died = Some(f.pane_end(&c.socket, &e));
                 break;
             }
             Err(e) => return Err(e),
@@ -986,7 +1003,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     reason = "timeout";
                 }
                 Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
-                    f.finished = Some(f.pane_end(&c.socket));
+                    f.finished = Some(f.pane_end(&c.socket, &e));
                     reason = "finished";
                     let r = finish_output(
                         &mut f,

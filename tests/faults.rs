@@ -1,0 +1,365 @@
+//! Faults under every kind of wait (issue 6): the server going away three
+//! ways, the pane killed, respawned, resized, cleared, moved; the helper
+//! interrupted or its stdout closed; a thousand waits in a row; a full disk.
+//! Each ends at once with the documented error and exit code, never as
+//! found or signalled, and leaves nothing behind.
+
+mod common;
+
+use common::{Finished, TestServer, Waiter, finished, run_bounded, unique};
+use std::process::{Child, Stdio};
+
+fn spawn(s: &TestServer, args: &[&str]) -> Child {
+    let mut c = s.tw();
+    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.spawn().expect("spawn tmux-wait")
+}
+
+fn done(child: Child) -> Finished {
+    let mut child = child;
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "tmux-wait did not end");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    finished(child.wait_with_output().unwrap())
+}
+
+fn kill_pid(pid: &str, sig: &str) {
+    let st = std::process::Command::new("kill")
+        .args([sig, pid])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Every wait kind armed, then the server goes: each ends with
+/// `server_exited` and its documented code.
+#[test]
+fn the_server_going_away_ends_every_kind_of_wait() {
+    for how in ["kill-server", "SIGTERM", "SIGKILL"] {
+        let s = TestServer::new();
+        let p2 = s.split();
+        let p3 = s.split();
+        let text: Waiter = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        let output = s.start_wait(&["output", "-t", &p2, "--json", "--timeout", "60"]);
+        let channel = spawn(&s, &["channel", &unique("ch"), "--timeout", "60", "--json"]);
+        let watch = spawn(
+            &s,
+            &["watch", "-t", &s.pane, "--pattern", "never", "--json"],
+        );
+        let go = unique("never");
+        let run = spawn(
+            &s,
+            &[
+                "run",
+                "-t",
+                &p3,
+                "--json",
+                "--timeout",
+                "60",
+                "--",
+                &format!("tmux wait-for {go}"),
+            ],
+        );
+        s.wait_for_command(&p3, "tmux");
+        s.wait_until(&s.pane, "the channel and watch to be armed", || {
+            let procs = s.processes_using_socket();
+            procs.iter().any(|p| p.contains("wait-for ch-"))
+                && s.tmux(&["list-clients", "-F", "#{client_pid}"])
+                    .lines()
+                    .count()
+                    >= 4
+        });
+        let pid = s
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .to_owned();
+        match how {
+            "kill-server" => drop(s.tmux(&["kill-server"])),
+            "SIGTERM" => kill_pid(&pid, "-TERM"),
+            _ => s.kill_server_hard(),
+        }
+        for (what, f, code) in [
+            ("text", text.finish(&s), 2),
+            ("output", output.finish(&s), 2),
+            ("channel", done(channel), 2),
+            ("watch", done(watch), 2),
+            ("run", done(run), 125),
+        ] {
+            assert_eq!(
+                f.code,
+                Some(code),
+                "{how} {what}: {} {}",
+                f.stdout,
+                f.stderr
+            );
+            let v = f.json();
+            assert!(v.get("error").is_some(), "{how} {what}: {v}");
+            let kind = v["error"]["kind"].as_str().unwrap().to_owned();
+            assert!(
+                kind == "server_exited" || (what == "watch" && kind == "pane_died"),
+                "{how} {what}: {v}"
+            );
+        }
+        s.wait_until(&s.pane, "no helper processes", || {
+            s.processes_using_socket().is_empty()
+        });
+    }
+}
+
+#[test]
+fn a_killed_pane_ends_run_and_output_with_how_it_ended() {
+    let s = TestServer::with(common::Options {
+        extra_config: "set -g remain-on-exit on".into(),
+        ..Default::default()
+    });
+    // The command ends the shell: the pane's dead status is the status.
+    let p = s.split();
+    let mut c = s.tw();
+    c.args(["run", "-t", &p, "--json", "--", "echo bye; exit 7"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(7), "{}", f.stdout);
+    assert_eq!(f.json()["exit_source"], "pane_dead");
+    // Killed under a run: 125, the pane closed.
+    let p = s.split();
+    let go = unique("go");
+    let run = spawn(
+        &s,
+        &[
+            "run",
+            "-t",
+            &p,
+            "--json",
+            "--",
+            &format!("tmux wait-for {go}"),
+        ],
+    );
+    s.wait_for_command(&p, "tmux");
+    s.tmux(&["kill-pane", "-t", &p]);
+    let f = done(run);
+    assert_eq!(f.code, Some(125), "{}", f.stdout);
+    assert_eq!(f.json()["exit_source"], "pane_closed");
+    assert_eq!(f.json()["finished"], true);
+    // Killed or respawned under output: it returns how.
+    for (how, source) in [("kill-pane", "pane_closed"), ("respawn-pane", "respawned")] {
+        let p = s.split();
+        let o = s.start_wait(&["output", "-t", &p, "--json", "--timeout", "30"]);
+        if how == "kill-pane" {
+            s.tmux(&["kill-pane", "-t", &p]);
+        } else {
+            s.tmux(&["respawn-pane", "-k", "-t", &p]);
+        }
+        let f = o.finish(&s);
+        assert_eq!(f.code, Some(0), "{how}: {}", f.stdout);
+        assert_eq!(f.json()["exit_source"], source, "{how}: {}", f.stdout);
+    }
+}
+
+#[test]
+fn resize_clear_move_and_rename_do_not_derail_output() {
+    let s = TestServer::new();
+    let p = s.split();
+    let go = unique("go");
+    let mut c = s.tw();
+    c.args(["run", "-t", &p, "--json", "--timeout", "0.2", "--"])
+        .arg(format!(
+            "tmux wait-for {go}; echo after-resize; tmux wait-for {go}; echo after-move; tmux wait-for {go}; echo end"
+        ));
+    assert_eq!(run_bounded(c).code, Some(124));
+    let step = |what: &str, act: &dyn Fn(), want: &str| {
+        eprintln!("step: {what}");
+        let o = s.start_wait(&[
+            "output",
+            "-t",
+            &p,
+            "--json",
+            "--until",
+            want,
+            "--timeout",
+            "10",
+        ]);
+        act();
+        s.tmux(&["wait-for", "-S", &go]);
+        let f = o.finish(&s);
+        let v = f.json();
+        assert_eq!(v["reason"], "until", "{what}: {v}");
+        assert!(
+            v["lines"].as_array().unwrap().iter().any(|l| l == want),
+            "{what}: {v}"
+        );
+    };
+    step(
+        "resize",
+        &|| drop(s.tmux(&["resize-pane", "-t", &p, "-x", "30"])),
+        "after-resize",
+    );
+    step(
+        "move to another session and rename it",
+        &|| {
+            s.tmux(&["new-session", "-d", "-s", "elsewhere"]);
+            s.tmux(&["break-pane", "-d", "-s", &p, "-t", "elsewhere:"]);
+            s.tmux(&["rename-session", "-t", "elsewhere", "renamed"]);
+            // Output written while the wait moves along is not seen (see
+            // the README): go on once it has.
+            s.wait_until(&p, "the wait to follow the pane", || {
+                s.tmux(&["list-clients", "-F", "#{client_session}"])
+                    .lines()
+                    .any(|l| l == "renamed")
+            });
+        },
+        "after-move",
+    );
+    // The history cleared between calls: said, not guessed.
+    s.tmux(&["clear-history", "-t", &p]);
+    s.tmux(&["send-keys", "-t", &p, "C-l"]);
+    s.tmux(&["wait-for", "-S", &go]);
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let mut c = s.tw();
+        c.args(["output", "-t", &p, "--json"]);
+        let v = run_bounded(c).json();
+        got.push(v.clone());
+        if v["finished"] == true {
+            return;
+        }
+    }
+    panic!("the end was never reported: {got:?}");
+}
+
+#[test]
+fn interrupting_run_and_output_cleans_up() {
+    let s = TestServer::new();
+    for (sig, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+        let o = s.start_wait(&["output", "-t", &s.pane, "--json", "--timeout", "30"]);
+        kill_pid(&o.pid().to_string(), sig);
+        let f = o.finish(&s);
+        assert_eq!(f.code, Some(code), "output {sig}: {}", f.stderr);
+        assert_eq!(f.json()["error"]["kind"], "interrupted");
+    }
+    let go = unique("go");
+    let run = spawn(
+        &s,
+        &[
+            "run",
+            "-t",
+            &s.pane,
+            "--json",
+            "--",
+            &format!("tmux wait-for {go}"),
+        ],
+    );
+    s.wait_for_command(&s.pane, "tmux");
+    kill_pid(&run.id().to_string(), "-INT");
+    let f = done(run);
+    assert_eq!(f.code, Some(130), "{}", f.stderr);
+    s.tmux(&["wait-for", "-S", &go]);
+    s.wait_for_prompt(&s.pane);
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket().is_empty()
+    });
+    assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+}
+
+#[test]
+fn a_closed_stdout_keeps_run_and_output_codes() {
+    let s = TestServer::new();
+    for args in [
+        vec!["run", "-t", &s.pane, "--", "seq 1 20000; (exit 3)"],
+        vec![
+            "output",
+            "-t",
+            &s.pane,
+            "--max-lines",
+            "0",
+            "--cursor",
+            "fresh",
+        ],
+    ] {
+        let mut c = s.tw();
+        c.args(&args).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = c.spawn().unwrap();
+        drop(child.stdout.take());
+        let st = child.wait().unwrap();
+        let want = if args[0] == "run" { 3 } else { 0 };
+        assert_eq!(st.code(), Some(want), "{args:?}");
+    }
+}
+
+#[test]
+fn save_to_a_full_disk_is_reported_and_the_wait_goes_on() {
+    let s = TestServer::new();
+    let mut c = s.tw();
+    c.args([
+        "run",
+        "-t",
+        &s.pane,
+        "--json",
+        "--save-to",
+        "/dev/full",
+        "--",
+        "echo kept",
+    ]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    let v = f.json();
+    assert_eq!(v["output"][0], "kept");
+    assert!(
+        v["save_error"].as_str().unwrap().contains("/dev/full"),
+        "{v}"
+    );
+}
+
+fn server_fds(s: &TestServer) -> usize {
+    let pid = s
+        .tmux(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .to_owned();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+/// A thousand waits in a row leak nothing: no process, no client, no
+/// server file descriptor, no pane option (cursor aside), no channel.
+#[test]
+fn a_thousand_waits_in_a_row_leave_nothing() {
+    let s = TestServer::new();
+    // Warm up once so the cursor option exists before counting.
+    let mut c = s.tw();
+    c.args(["output", "-t", &s.pane, "--timeout", "1ms"]);
+    run_bounded(c);
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket().is_empty()
+    });
+    let fds = server_fds(&s);
+    let opts = s.tmux(&["show-options", "-p", "-t", &s.pane]);
+    for i in 0..1000 {
+        let mut c = s.tw();
+        match i % 5 {
+            0..=2 => c.args(["text", "-t", &s.pane, "--timeout", "1ms"]),
+            3 => c.args(["output", "-t", &s.pane, "--timeout", "1ms"]),
+            _ => c.args(["channel", "thousand", "--timeout", "1ms"]),
+        };
+        let f = run_bounded(c);
+        assert_eq!(f.code, Some(1), "wait {i}: {}", f.stderr);
+    }
+    s.wait_until(&s.pane, "no helper processes", || {
+        s.processes_using_socket().is_empty()
+    });
+    assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+    // The server closes a departed client's socket on its next loop.
+    s.wait_until(&s.pane, "the server's descriptors back to before", || {
+        server_fds(&s) == fds
+    });
+    assert_eq!(s.tmux(&["show-options", "-p", "-t", &s.pane]), opts);
+    // No timed-out channel waiter was left registered: a signal now is
+    // latched for the next waiter instead of being swallowed.
+    s.tmux(&["wait-for", "-S", "thousand"]);
+    let mut c = s.tw();
+    c.args(["channel", "thousand", "--timeout", "5"]);
+    assert_eq!(run_bounded(c).code, Some(0));
+}
