@@ -365,11 +365,7 @@ impl Follow {
         // tmux marks the pane dead when its terminal closes and learns the
         // status when it reaps the process, a moment later.
         let patience = Instant::now() + Duration::from_millis(500);
-        loop {
-            let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
-            else {
-                break;
-            };
+        while let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
             let line = lines.first().cloned().unwrap_or_default();
             let f: Vec<&str> = line.split('\t').collect();
             if f.first() != Some(&self.pane.pane_id.as_str()) || f.get(1) != Some(&"1") {
