@@ -363,3 +363,86 @@ fn a_thousand_waits_in_a_row_leave_nothing() {
     c.args(["channel", "thousand", "--timeout", "5"]);
     assert_eq!(run_bounded(c).code, Some(0));
 }
+
+/// Watch state is private: 0700 directories, 0600 files, and another user
+/// can neither read it nor reach the server to cancel anything.
+#[test]
+fn state_is_private_to_its_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = TestServer::new();
+    let watch = spawn(
+        &s,
+        &["watch", "-t", &s.pane, "--pattern", "never", "--json"],
+    );
+    let base = s.socket.parent().unwrap().join("tmux-wait");
+    let mut files = Vec::new();
+    s.wait_until(&s.pane, "the watch's record", || {
+        files = walk(&base);
+        files.iter().any(|f| f.to_string_lossy().contains("watch-"))
+    });
+    let mode =
+        |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&base), 0o700);
+    for f in &files {
+        let m = mode(f);
+        let want = if f.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(m, want, "{}", f.display());
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc_getuid() } == 0 {
+        let record = files
+            .iter()
+            .find(|f| f.to_string_lossy().contains("watch-"))
+            .unwrap();
+        let as_nobody = |args: &[&std::ffi::OsStr]| {
+            std::process::Command::new("setpriv")
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        let out = as_nobody(&["cat".as_ref(), record.as_os_str()]);
+        assert!(
+            !out.status.success(),
+            "another user read {}",
+            record.display()
+        );
+        let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tmux-wait"));
+        let out = as_nobody(&[
+            bin.as_os_str(),
+            "-S".as_ref(),
+            s.socket.as_os_str(),
+            "cancel".as_ref(),
+            "--all".as_ref(),
+        ]);
+        assert!(!out.status.success(), "another user cancelled watches");
+        assert_eq!(
+            s.tmux(&["list-clients", "-F", "#{client_pid}"])
+                .lines()
+                .count(),
+            1,
+            "the watch still runs"
+        );
+    }
+    s.tmux(&["kill-server"]);
+    assert_eq!(done(watch).code, Some(2));
+}
+
+unsafe extern "C" {
+    #[link_name = "getuid"]
+    fn libc_getuid() -> u32;
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+            out.push(p);
+        }
+    }
+    out
+}
