@@ -122,8 +122,13 @@ fn a_killed_pane_ends_run_and_output_with_how_it_ended() {
     let mut c = s.tw();
     c.args(["run", "-t", &p, "--json", "--", "echo bye; exit 7"]);
     let f = run_bounded(c);
-    assert_eq!(f.code, Some(7), "{}", f.stdout);
-    assert_eq!(f.json()["exit_source"], "pane_dead");
+    assert_eq!(f.json()["exit_source"], "pane_dead", "{}", f.stdout);
+    // tmux 3.3a itself now and then loses a dead pane's status (see the
+    // README); then run says it does not know (125), never a wrong number.
+    match f.json()["exit_status"].as_i64() {
+        Some(st) => assert_eq!((st, f.code), (7, Some(7)), "{}", f.stdout),
+        None => assert_eq!(f.code, Some(125), "{}", f.stdout),
+    }
     // Killed under a run: 125, the pane closed.
     let p = s.split();
     let go = unique("go");

@@ -47,14 +47,7 @@ fn scrollback_and_visible_text_from_before_never_match() {
     s.wait_for_prompt(&s.pane);
     let w = text(
         &s,
-        &[
-            "--pattern",
-            "OLDMARK",
-            "--pattern",
-            "\n7\n",
-            "--timeout",
-            "1",
-        ],
+        &["--pattern", "OLDMARK", "--pattern", "99", "--timeout", "1"],
     );
     let f = w.finish(&s);
     assert_eq!(f.code, Some(1), "{}", f.stdout);
@@ -135,10 +128,12 @@ fn stop_beats_pattern_in_the_same_output() {
 fn first_pattern_in_list_order_wins() {
     let s = TestServer::new();
     let w = text(&s, &["--pattern", "second", "--pattern", "first"]);
-    s.type_line(&s.pane, "printf 'first\\nsecond\\n'");
+    // One line holding both: which pattern wins is the list's order, not
+    // the text's.
+    s.type_line(&s.pane, "echo 'first, then sec''ond'");
     let v = w.finish(&s).json();
     assert_eq!(v["matched_index"], 0);
-    assert_eq!(v["matched_lines"][0], "second");
+    assert_eq!(v["matched_lines"][0], "first, then second");
 }
 
 #[test]

@@ -28,6 +28,10 @@ const CHECK_EVERY_WATCHED: Duration = Duration::from_secs(300);
 /// Most events handled before a batch is judged, so a flood cannot keep the
 /// waiter from judging (and from honouring its deadline).
 const MAX_EVENTS_PER_BATCH: usize = 512;
+/// After the pane's process exited, how long to keep looking for tmux to
+/// mark the pane dead (a respawn in between keeps it alive: then the pid
+/// differs and the check says so).
+const EXIT_NOTICE: Duration = Duration::from_secs(10);
 /// How far back `tail` may reach, in rows, whatever the scrollback holds.
 const TAIL_ROWS: i64 = 64;
 
@@ -82,6 +86,8 @@ pub struct ControlSource {
     output_seen: bool,
     /// Output was fed to the tracker and no batch has been taken since.
     unconsumed: bool,
+    /// When the pane's process was seen to exit.
+    pane_exited: Option<Instant>,
     /// False once a verdict is reached: later output is not judged.
     streaming: bool,
     check_every: Duration,
@@ -116,6 +122,7 @@ impl ControlSource {
             next_check: Instant::now() + CHECK_EVERY,
             output_seen: false,
             unconsumed: false,
+            pane_exited: None,
             streaming: false,
             check_every: CHECK_EVERY,
         };
@@ -431,7 +438,10 @@ impl ControlSource {
             Event::Control(Message::Notification(n), _) => self.on_notification(&n)?,
             Event::Control(Message::Exit { .. }, _) | Event::Eof => return Err(self.lost()),
             Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
-            Event::PaneExited => self.next_check = Instant::now(),
+            Event::PaneExited => {
+                self.pane_exited = Some(Instant::now());
+                self.next_check = Instant::now();
+            }
         }
         Ok(())
     }
@@ -479,6 +489,14 @@ impl ControlSource {
             return Err(self.closed());
         }
         let f = self.verify(lines)?;
+        if let Some(at) = self.pane_exited {
+            // The process is gone but tmux has not noticed yet (it marks the
+            // pane dead when it reads the end of its terminal): look again
+            // shortly, until it has.
+            if at.elapsed() < EXIT_NOTICE {
+                self.next_check = Instant::now() + Duration::from_millis(5);
+            }
+        }
         if let (Some(t), Some(&w)) = (&mut self.tracker, f.get(2)) {
             t.set_width(usize::try_from(w.max(1)).unwrap_or(80));
         }

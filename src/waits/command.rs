@@ -363,8 +363,10 @@ impl Follow {
         }
         let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}";
         // tmux marks the pane dead when its terminal closes and learns the
-        // status when it reaps the process, a moment later.
-        let patience = Instant::now() + Duration::from_millis(500);
+        // status when it reaps the process, a moment later; tmux 3.3a also
+        // loses it now and then (2 pane deaths in 30, without tmux-wait):
+        // then there is none to wait for.
+        let patience = Instant::now() + Duration::from_millis(300);
         while let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
             let line = lines.first().cloned().unwrap_or_default();
             let f: Vec<&str> = line.split('\t').collect();
