@@ -39,7 +39,8 @@ pub enum Event {
 /// before 3.7 a detach announced to a client that is still identifying
 /// crashes the server (tmux issue 4980; see
 /// `Version::notifies_half_identified_clients`). A departing client is
-/// killed and reaped under the lock; an arriving one, under the lock, first
+/// killed and reaped under the lock, shared (departures do not harm each
+/// other); an arriving one, under the lock held exclusively, first
 /// makes one round trip to the server, which by then has processed the loss
 /// of every client that departed before (their sockets were closed before
 /// the round trip's connected), and only then identifies. An advisory lock
@@ -47,7 +48,14 @@ pub enum Event {
 struct IdentifyLock(Option<std::fs::File>);
 
 impl IdentifyLock {
-    fn acquire(socket: &Socket, version: Version, deadline: Instant) -> IdentifyLock {
+    /// `exclusive` for an arriving client (it must be alone), shared for a
+    /// departing one (departures do not harm each other, only an arrival).
+    fn acquire(
+        socket: &Socket,
+        version: Version,
+        exclusive: bool,
+        deadline: Instant,
+    ) -> IdentifyLock {
         use std::os::fd::AsRawFd;
         use std::os::unix::fs::OpenOptionsExt;
         if !version.notifies_half_identified_clients() {
@@ -71,7 +79,12 @@ impl IdentifyLock {
         };
         loop {
             // SAFETY: flock on a descriptor we own.
-            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let how = if exclusive {
+                libc::LOCK_EX
+            } else {
+                libc::LOCK_SH
+            };
+            if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
                 return IdentifyLock(Some(f));
             }
             if Instant::now() >= deadline {
@@ -126,7 +139,7 @@ impl ControlClient {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         // Held until the attach is confirmed (identification done).
-        let identifying = IdentifyLock::acquire(socket, version, deadline);
+        let identifying = IdentifyLock::acquire(socket, version, true, deadline);
         if identifying.0.is_some() {
             let _ = socket.run(["display-message", "-p", "."]);
         }
@@ -257,6 +270,7 @@ impl ControlClient {
         let departing = IdentifyLock::acquire(
             &self.socket,
             self.version,
+            false,
             Instant::now() + Duration::from_millis(500),
         );
         let _ = self.child.kill();
