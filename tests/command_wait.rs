@@ -450,3 +450,47 @@ fn run_refuses_a_pane_that_is_not_at_a_prompt() {
         assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
     }
 }
+
+#[test]
+fn ndjson_streams_each_burst_until_the_end() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let (v, _) = run_json(
+        &s,
+        &["--timeout", "0.2"],
+        &format!(
+            "echo one; tmux wait-for {go}; echo two; tmux wait-for {go}; echo three; (exit 5)"
+        ),
+    );
+    assert_eq!(v["timed_out"], true);
+    let ready = unique("ready");
+    let mut o = s.tw();
+    o.args(["output", "-t", &s.pane, "--ndjson", "--ready", &ready])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = o.spawn().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    s.tmux(&["wait-for", &ready]);
+    let mut objects: Vec<Value> = Vec::new();
+    let mut next = || {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    };
+    // Each signal releases one burst, read before the next is sent.
+    s.tmux(&["wait-for", "-S", &go]);
+    objects.push(next());
+    while !lines(objects.last().unwrap(), "lines").contains(&"two".to_owned()) {
+        objects.push(next());
+    }
+    s.tmux(&["wait-for", "-S", &go]);
+    while objects.last().unwrap()["finished"] != true {
+        objects.push(next());
+    }
+    let all: Vec<String> = objects.iter().flat_map(|v| lines(v, "lines")).collect();
+    assert_eq!(all, ["two", "three"], "{objects:?}");
+    assert_eq!(objects.last().unwrap()["exit_status"], 5);
+    assert!(objects.len() >= 2, "{objects:?}");
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(0));
+}
