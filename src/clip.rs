@@ -119,6 +119,68 @@ pub fn clip(lines: &[String], opts: &ClipOptions) -> Clipped {
     }
 }
 
+/// The lines of one reply while they accumulate, kept within bounds: past
+/// `MAX_KEPT` lines (or `MAX_BYTES`), the middle is thinned to what a reply
+/// could still show from it (summary lines and `--show` matches), so memory
+/// does not grow with a flood. `--save-to` gets every line regardless.
+#[derive(Debug, Default)]
+pub struct Lines {
+    pub lines: Vec<String>,
+    bytes: usize,
+    /// Lines dropped from the middle so far.
+    pub thinned: usize,
+}
+
+/// Lines kept before thinning.
+pub const MAX_KEPT: usize = 50_000;
+const MAX_BYTES: usize = 32 << 20;
+/// What thinning keeps from the start and the end.
+const KEEP_HEAD: usize = 5_000;
+const KEEP_TAIL: usize = 20_000;
+/// At most this many lines kept from a thinned middle.
+const KEEP_MIDDLE: usize = 5_000;
+
+impl Lines {
+    pub fn push(&mut self, line: String, show: Option<&Regex>) {
+        self.bytes += line.len();
+        self.lines.push(line);
+        if self.lines.len() > MAX_KEPT || self.bytes > MAX_BYTES {
+            self.thin(show);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.lines.clear();
+        self.bytes = 0;
+        self.thinned = 0;
+    }
+
+    fn thin(&mut self, show: Option<&Regex>) {
+        let n = self.lines.len();
+        let (head, tail) = (KEEP_HEAD.min(n), KEEP_TAIL.min(n - KEEP_HEAD.min(n)));
+        let re = summary_regex();
+        let middle: Vec<String> = self.lines.drain(head..n - tail).collect();
+        let before = middle.len();
+        let mut kept: Vec<String> = middle
+            .into_iter()
+            .filter(|l| l.len() < 4096 && (re.is_match(l) || show.is_some_and(|s| s.is_match(l))))
+            .collect();
+        kept.truncate(KEEP_MIDDLE);
+        self.thinned += before - kept.len();
+        let at = head;
+        self.lines.splice(at..at, kept);
+        self.bytes = self.lines.iter().map(String::len).sum();
+    }
+}
+
 /// Lines that summarise a build or a test run: results, errors, failures.
 fn summary_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -214,6 +276,24 @@ mod tests {
         assert_eq!(c.lines.last().unwrap(), "line 1000");
         assert_eq!(c.lines.len(), 21);
         assert_eq!(c.clipped, 1000 - 15);
+    }
+
+    #[test]
+    fn a_flood_is_thinned_to_its_ends_and_summary() {
+        let mut l = Lines::default();
+        for i in 0..200_000 {
+            let line = if i == 100_000 {
+                "error: the one that matters".to_owned()
+            } else {
+                format!("line {i}")
+            };
+            l.push(line, None);
+            assert!(l.len() <= MAX_KEPT);
+        }
+        assert!(l.lines.contains(&"error: the one that matters".to_owned()));
+        assert_eq!(l.lines[0], "line 0");
+        assert_eq!(l.lines.last().unwrap(), "line 199999");
+        assert_eq!(l.len() + l.thinned, 200_000);
     }
 
     #[test]

@@ -451,3 +451,59 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A run and an --until output under a flood keep bounded memory: the reply
+/// is thinned to its ends and summary, --save-to still gets every line.
+#[test]
+fn run_and_output_stay_bounded_under_a_flood() {
+    let s = TestServer::new();
+    let save = s.dir().join("flood.txt");
+    let release = unique("flood-done");
+    let mut c = s.tw();
+    c.args([
+        "run",
+        "-t",
+        &s.pane,
+        "--json",
+        "--max-lines",
+        "5",
+        "--save-to",
+    ])
+    .arg(&save)
+    .arg("--")
+    .arg(format!(
+        "seq 1 400000; echo 'error: in the middle'; seq 400001 800000; tmux wait-for {release}"
+    ))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    s.wait_until(&s.pane, "the flood to end", || {
+        std::fs::metadata(&save).map(|m| m.len()).unwrap_or(0) > 5_000_000
+            && s.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &s.pane,
+                "#{pane_current_command}",
+            ])
+            .trim()
+                == "tmux"
+    });
+    let status =
+        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let hwm_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    s.tmux(&["wait-for", "-S", &release]);
+    let f = done(child);
+    let v = f.json();
+    assert_eq!(v["exit_status"], 0, "{}", f.stdout);
+    assert_eq!(v["output"][0], "error: in the middle", "{v}");
+    assert_eq!(v["output_truncated_lines"], 800_001 - 4, "{v}");
+    assert!(hwm_kb > 0 && hwm_kb < 64 * 1024, "peak memory {hwm_kb} kB");
+    let saved = std::fs::read_to_string(&save).unwrap();
+    assert_eq!(saved.lines().count(), 800_001);
+}

@@ -11,7 +11,7 @@
 //! call, so a program cannot forge the end of a command, and a run that timed
 //! out leaves nothing a later run can mistake for its own.
 
-use crate::clip::{ClipOptions, clip};
+use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
 use crate::engine::Setup;
 use crate::engine::control::ControlSource;
@@ -198,7 +198,12 @@ struct Finish {
 struct Follow {
     src: ControlSource,
     pane: PaneInfo,
-    lines: Vec<String>,
+    lines: Lines,
+    /// `--show`, so thinning keeps its matches.
+    show: Option<Regex>,
+    /// `output --until`, checked on each line as it arrives.
+    until: Option<Regex>,
+    until_hit: bool,
     /// The run whose end is awaited (ours, or one a cursor left pending).
     run: Option<String>,
     /// Keep only lines between that run's begin and end marks.
@@ -240,7 +245,10 @@ impl Follow {
         Ok(Follow {
             src,
             pane,
-            lines: Vec::new(),
+            lines: Lines::default(),
+            show: req.clip.show.clone(),
+            until: None,
+            until_hit: false,
             run: None,
             run_only: false,
             inside: false,
@@ -254,6 +262,7 @@ impl Follow {
 
     /// Take lines and marks in; returns how many lines were added.
     fn absorb(&mut self, items: Vec<Item>) -> usize {
+        let mut fresh: Vec<String> = Vec::new();
         let before = self.lines.len();
         for item in items {
             match item {
@@ -265,7 +274,13 @@ impl Follow {
                     if self.finished.is_some() && self.run_only {
                         continue;
                     }
-                    self.lines.push(line.to_owned());
+                    if self.saver.is_some() {
+                        fresh.push(line.to_owned());
+                    }
+                    if self.until.as_ref().is_some_and(|re| re.is_match(line)) {
+                        self.until_hit = true;
+                    }
+                    self.lines.push(line.to_owned(), self.show.as_ref());
                 }
                 Item::Mark(Mark::RunBegin(id)) => {
                     if self.run.as_deref() == Some(id.as_str()) {
@@ -293,13 +308,12 @@ impl Follow {
                 Item::Mark(Mark::CommandDone(_)) => {}
             }
         }
-        let added = self.lines.len() - before;
-        if added > 0
-            && let Some(s) = &mut self.saver
+        if let Some(s) = &mut self.saver
+            && !fresh.is_empty()
         {
-            s.write(&self.lines[before..]);
+            s.write(&fresh);
         }
-        added
+        self.lines.len().saturating_sub(before)
     }
 
     /// The unfinished line is an interactive program's prompt: it matches,
@@ -662,10 +676,12 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         if let Some(p) = f.save_cursor(&c.socket, &c.cursor, show_partial, pending)?
             && f.inside
         {
-            f.lines.push(p);
+            let show = f.show.clone();
+            f.lines.push(p, show.as_ref());
         }
     }
-    let clipped = clip(&f.lines, &c.clip);
+    let mut clipped = clip(&f.lines.lines, &c.clip);
+    clipped.clipped += f.lines.thinned;
     Ok(RunResult {
         pane_id,
         exit_status: finish.and_then(|x| x.status),
@@ -941,7 +957,14 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     if let Some(s) = &mut f.saver {
         s.write(&hist);
     }
-    f.lines = hist;
+    f.until = req.until.clone();
+    let show = f.show.clone();
+    for l in hist {
+        if f.until.as_ref().is_some_and(|re| re.is_match(&l)) {
+            f.until_hit = true;
+        }
+        f.lines.push(l, show.as_ref());
+    }
 
     // A run that returned before its command ended: did it end meanwhile?
     // Its follower leaves the status in a pane option.
@@ -961,10 +984,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     let mut running_seen = shell::foreground_command(pid).is_some();
     let mut timed_out = false;
     let mut reason = "output";
-    let until_hit = |lines: &[String], partial: Option<&str>| -> bool {
-        req.until.as_ref().is_some_and(|re| {
-            lines.iter().any(|l| re.is_match(l)) || partial.is_some_and(|p| re.is_match(p))
-        })
+    let until_in = |partial: Option<&str>| -> bool {
+        req.until
+            .as_ref()
+            .is_some_and(|re| partial.is_some_and(|p| re.is_match(p)))
     };
 
     let mut prompt = None;
@@ -972,7 +995,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         reason = "finished";
         true
     } else if req.until.is_some() {
-        let hit = until_hit(&f.lines, entry_partial.as_deref());
+        let hit = f.until_hit || until_in(entry_partial.as_deref());
         if hit {
             reason = "until";
         }
@@ -987,8 +1010,6 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     } else {
         !f.lines.is_empty() || entry_partial.is_some()
     };
-    // With --until, lines already checked are not checked again.
-    let mut checked = f.lines.len();
     let mut sent_any = false;
     loop {
         if !ready {
@@ -1034,10 +1055,9 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                 if decided.is_none() && req.until.is_some() {
                     let t = f.src.tracker();
                     let partial = t.has_partial().then(|| t.current_line());
-                    if until_hit(&f.lines[checked..], partial.as_deref()) {
+                    if f.until_hit || until_in(partial.as_deref()) {
                         decided = Some(Decision::Until);
                     }
-                    checked = f.lines.len();
                 } else if decided.is_none()
                     && (!f.lines.is_empty() || f.src.tracker().has_partial())
                 {
@@ -1088,7 +1108,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         emit(&r);
         sent_any = true;
         f.lines.clear();
-        checked = 0;
+        f.until_hit = false;
         ready = false;
         reason = "output";
     }
@@ -1215,9 +1235,10 @@ fn finish_output(
     let mut lines = std::mem::take(&mut f.lines);
     let is_partial = partial.is_some();
     if let Some(p) = partial {
-        lines.push(p);
+        lines.push(p, f.show.as_ref());
     }
-    let clipped = clip(&lines, &c.clip);
+    let mut clipped = clip(&lines.lines, &c.clip);
+    clipped.clipped += lines.thinned;
     let running = shell::foreground_command(f.pane.pane_pid);
     Ok(OutputResult {
         pane_id: f.pane.pane_id.clone(),
