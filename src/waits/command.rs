@@ -197,6 +197,7 @@ struct Finish {
 /// One pane followed through a control-mode client, gathering lines.
 struct Follow {
     src: ControlSource,
+    socket: Socket,
     pane: PaneInfo,
     lines: Lines,
     /// `--show`, so thinning keeps its matches.
@@ -244,6 +245,7 @@ impl Follow {
         };
         Ok(Follow {
             src,
+            socket: req.socket.clone(),
             pane,
             lines: Lines::default(),
             show: req.clip.show.clone(),
@@ -340,10 +342,18 @@ impl Follow {
     /// ten times that); errors are left for the next batch to meet.
     fn drain(&mut self, quiet: Duration) {
         let stop = Instant::now() + quiet * 10;
-        while let Ok(Some(items)) = self.src.next_items((Instant::now() + quiet).min(stop)) {
-            self.absorb(items);
+        loop {
+            match self.src.next_items((Instant::now() + quiet).min(stop)) {
+                Ok(Some(items)) => self.absorb(items),
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    let socket = self.socket.clone();
+                    self.finished = Some(self.pane_end(&socket, &e));
+                    return;
+                }
+                _ => return,
+            };
             if Instant::now() >= stop {
-                break;
+                return;
             }
         }
     }
@@ -357,11 +367,18 @@ impl Follow {
             if now >= stop || self.finished.is_some() {
                 return Ok(());
             }
-            match self.src.next_items((now + SETTLE_QUIET).min(stop))? {
-                Some(items) => {
+            match self.src.next_items((now + SETTLE_QUIET).min(stop)) {
+                Ok(Some(items)) => {
                     self.absorb(items);
                 }
-                None => return Ok(()),
+                Ok(None) => return Ok(()),
+                // The pane went: that is how the command ended.
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    let socket = self.socket.clone();
+                    self.finished = Some(self.pane_end(&socket, &e));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
             }
         }
     }
@@ -670,7 +687,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     }
     let finish = f.finished.or(died);
     let pending = finish.is_none().then(|| id.clone());
-    if died.is_none() {
+    let pane_gone =
+        finish.is_some_and(|x| matches!(x.source, "pane_dead" | "pane_closed" | "respawned"));
+    if !pane_gone {
         // The partial line of a stopped or timed-out command is shown.
         let show_partial = finish.is_none();
         if let Some(p) = f.save_cursor(&c.socket, &c.cursor, show_partial, pending)?
