@@ -77,9 +77,7 @@ fn times_out_and_leaves_no_process() {
     assert_eq!(v["outcome"], "timeout");
     assert_eq!(v["effective_timeout"], 0.3);
     assert!(v["elapsed_seconds"].as_f64().unwrap() >= 0.3);
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Finished, TestServer, Waiter, finished, run_bounded, unique};
+use common::{Finished, TestServer, Waiter, finished, peak_memory_kb, run_bounded, unique};
 use std::process::{Child, Stdio};
 
 fn spawn(s: &TestServer, args: &[&str]) -> Child {
@@ -105,9 +105,7 @@ fn the_server_going_away_ends_every_kind_of_wait() {
                 "{how} {what}: {v}"
             );
         }
-        s.wait_until(&s.pane, "no helper processes", || {
-            s.processes_using_socket().is_empty()
-        });
+        s.wait_no_helpers();
     }
 }
 
@@ -263,9 +261,7 @@ fn interrupting_run_and_output_cleans_up() {
     assert_eq!(f.code, Some(130), "{}", f.stderr);
     s.tmux(&["wait-for", "-S", &go]);
     s.wait_for_prompt(&s.pane);
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     assert_eq!(s.tmux(&["list-clients"]).trim(), "");
 }
 
@@ -337,9 +333,7 @@ fn a_thousand_waits_in_a_row_leave_nothing() {
     let mut c = s.tw();
     c.args(["output", "-t", &s.pane, "--timeout", "1ms"]);
     run_bounded(c);
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     let fds = server_fds(&s);
     let opts = s.tmux(&["show-options", "-p", "-t", &s.pane]);
     for i in 0..1000 {
@@ -352,9 +346,7 @@ fn a_thousand_waits_in_a_row_leave_nothing() {
         let f = run_bounded(c);
         assert_eq!(f.code, Some(1), "wait {i}: {}", f.stderr);
     }
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     assert_eq!(s.tmux(&["list-clients"]).trim(), "");
     // The server closes a departed client's socket on its next loop.
     s.wait_until(&s.pane, "the server's descriptors back to before", || {
@@ -489,14 +481,7 @@ fn run_and_output_stay_bounded_under_a_flood() {
             .trim()
                 == "tmux"
     });
-    let status =
-        std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-    let hwm_kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let hwm_kb = peak_memory_kb(child.id());
     s.tmux(&["wait-for", "-S", &release]);
     let f = done(child);
     let v = f.json();

@@ -17,9 +17,7 @@ fn kill_server_during_a_text_wait_is_server_exited() {
         let f = w.finish(&s);
         assert_eq!(f.code, Some(2), "{how}: {}", f.stdout);
         assert_eq!(f.json()["error"]["kind"], "server_exited", "{how}");
-        s.wait_until(&s.pane, "no helper processes", || {
-            s.processes_using_socket().is_empty()
-        });
+        s.wait_no_helpers();
     }
 }
 
@@ -64,9 +62,7 @@ fn many_panes_many_waits_all_found() {
         assert_eq!(f.code, Some(0), "{marker}: {}", f.stdout);
         assert_eq!(f.json()["matched_lines"][0], marker.as_str());
     }
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     assert_eq!(s.tmux(&["list-clients"]).trim(), "");
 }
 
@@ -85,9 +81,7 @@ fn fifty_waits_on_one_pane_and_a_hundred_in_a_row() {
         c.args(["text", "-t", &s.pane, "--timeout", "1ms", "--json"]);
         assert_eq!(run_bounded(c).code, Some(1));
     }
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     assert_eq!(s.tmux(&["list-clients"]).trim(), "");
 }
 
@@ -130,13 +124,7 @@ fn memory_stays_bounded_under_a_flood_and_an_endless_line() {
     let mut sync = s.tmux_cmd();
     sync.args(["wait-for", &done]);
     assert_eq!(run_bounded(sync).code, Some(0));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", w.pid())).unwrap_or_default();
-    let hwm_kb: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let hwm_kb = peak_memory_kb(w.pid());
     assert!(hwm_kb > 0 && hwm_kb < 64 * 1024, "peak memory {hwm_kb} kB");
     drop(w);
 }

@@ -175,9 +175,7 @@ fn nothing_is_left_behind() {
     });
     send_signal(child.id(), libc_sig::SIGTERM);
     assert_eq!(finished(child.wait_with_output().unwrap()).code, Some(143));
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
     // Only the test's own client counts: no control client survived.
     let clients = s.tmux(&["list-clients", "-F", "#{client_name}"]);
     assert_eq!(clients.trim(), "", "clients left: {clients}");

@@ -227,9 +227,7 @@ fn watches_end_cleanly_when_their_pane_or_server_goes() {
     s.tmux(&["kill-server"]);
     let f = finished(c.wait_with_output().unwrap());
     assert_eq!(f.code, Some(2), "{}", f.stdout);
-    s.wait_until(&s.pane, "no helper processes", || {
-        s.processes_using_socket().is_empty()
-    });
+    s.wait_no_helpers();
 }
 
 /// With no helper of the plugin's version, loading the plugin builds one in

@@ -297,6 +297,14 @@ impl TestServer {
     }
 
     /// Pids of processes whose command line mentions this server's socket.
+    /// Wait (with the deadline) until no helper or tmux client process of
+    /// this server is left.
+    pub fn wait_no_helpers(&self) {
+        self.wait_until(&self.pane, "no helper processes", || {
+            self.processes_using_socket().is_empty()
+        });
+    }
+
     pub fn processes_using_socket(&self) -> Vec<String> {
         let needle = self.socket.to_string_lossy().into_owned();
         let mut found = Vec::new();
@@ -553,4 +561,15 @@ impl Drop for PtyClient {
         // The reader ends when the pty's other side is gone.
         drop(self.reader.take());
     }
+}
+
+/// The peak resident memory of a live process, in kB (0 if unreadable).
+pub fn peak_memory_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
