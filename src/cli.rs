@@ -24,11 +24,13 @@ With --json, one JSON object is printed on stdout, errors included:
 #[command(
     name = "tmux-wait",
     version,
-    about = "Wait, from inside tmux, for text in a pane or for a wait-for channel.",
-    long_about = "Wait, from inside tmux, for text in a pane or for a tmux wait-for channel.\n\n\
-        Text waits follow the pane's output as tmux delivers it to a control-mode \
+    about = "Wait, from inside tmux, for text in a pane, for a command to finish, or for a wait-for channel.",
+    long_about = "Wait, from inside tmux, for text in a pane, for a command to finish, or for a tmux wait-for channel.\n\n\
+        Waits follow the pane's output as tmux delivers it to a control-mode \
         client: they wake within about a millisecond, cost nothing while waiting, \
-        and see only output written after the wait began.",
+        and see only output written after the wait began. `run` types a command \
+        into a pane's shell and reports its exit status and only its own output; \
+        `output` returns what a pane wrote that you have not seen yet.",
     after_help = EXIT_CODES
 )]
 pub struct Cli {
