@@ -59,12 +59,15 @@ pub struct Record {
     /// saved: tells the place apart when the two rows above are empty (the
     /// top of a pane, or after a clear), where the fingerprint says little.
     pub head: (usize, u64),
+    /// A command (not the shell) was in the pane's foreground when saved:
+    /// if the shell is back at its prompt now, it ended in between.
+    pub busy: bool,
 }
 
 impl Record {
     pub fn parse(value: &str) -> Option<Record> {
         let f: Vec<&str> = value.trim().split(':').collect();
-        if f.len() != 10 || f[0] != "tw1" {
+        if f.len() != 11 || f[0] != "tw1" {
             return None;
         }
         let run = match f[6] {
@@ -85,13 +88,18 @@ impl Record {
             history_size: f[5].parse().ok()?,
             run,
             head: (f[7].parse().ok()?, u64::from_str_radix(f[8], 16).ok()?),
+            busy: match f[9] {
+                "1" => true,
+                "0" => false,
+                _ => return None,
+            },
         })
-        .filter(|r| r.abs >= 0 && f[9] == "end")
+        .filter(|r| r.abs >= 0 && f[10] == "end")
     }
 
     pub fn format(&self) -> String {
         format!(
-            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:end",
+            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:end",
             self.pid,
             self.abs,
             self.fp,
@@ -99,7 +107,8 @@ impl Record {
             self.history_size,
             self.run.as_deref().unwrap_or("-"),
             self.head.0,
-            self.head.1
+            self.head.1,
+            u8::from(self.busy)
         )
     }
 }
@@ -326,6 +335,7 @@ mod tests {
             run: None,
             history_size: 0,
             head: (0, hash_text(&[""])),
+            busy: false,
         }
     }
 

@@ -494,3 +494,41 @@ fn ndjson_streams_each_burst_until_the_end() {
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(0));
 }
+
+/// Where `/proc` cannot say what runs in the pane (not Linux), tmux's
+/// `#{pane_current_command}` and `ps` do: the same answers.
+#[test]
+fn without_proc_tmux_says_what_runs() {
+    let s = TestServer::new();
+    let tw = |args: &[&str]| {
+        let mut c = s.tw();
+        c.env("TMUX_WAIT_NO_PROC", "1").args(args);
+        run_bounded(c)
+    };
+    let f = tw(&["run", "-t", &s.pane, "--json", "--", "echo hi; false"]);
+    assert_eq!(f.code, Some(1), "{}", f.stdout);
+    // A person's command: its end is seen (the shell is back, reading).
+    tw(&["output", "-t", &s.pane, "--timeout", "0.1"]);
+    let go = unique("go");
+    s.type_line(&s.pane, &format!("echo a; tmux wait-for {go}; echo b"));
+    s.wait_for_command(&s.pane, "tmux");
+    let f = tw(&["run", "-t", &s.pane, "--", "echo no"]);
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert!(f.stderr.contains("tmux is running"), "{}", f.stderr);
+    s.tmux(&["wait-for", "-S", &go]);
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let v = tw(&["output", "-t", &s.pane, "--json"]).json();
+        seen.push(v.clone());
+        if v["finished"] == true {
+            assert_eq!(v["exit_source"], "shell", "{v}");
+            let all: Vec<String> = seen.iter().flat_map(|v| lines(v, "lines")).collect();
+            assert!(all.contains(&"b".to_owned()), "{seen:?}");
+            // An interactive program's prompt, told by tmux's foreground name.
+            let f = tw(&["run", "-t", &s.pane, "--json", "--", "python3 -q"]);
+            assert_eq!(f.json()["prompt"], ">>>", "{}", f.stdout);
+            return;
+        }
+    }
+    panic!("the end was never reported: {seen:?}");
+}

@@ -36,10 +36,30 @@ pub fn shell_in_foreground(pane_pid: u32) -> Option<bool> {
     foreground_group(pane_pid).map(|fg| fg == pane_pid)
 }
 
-/// The pane's own program name (`/proc/PID/comm`).
+/// Whether `/proc` can answer questions about processes (Linux). Setting
+/// `TMUX_WAIT_NO_PROC` pretends it cannot, so the fallbacks used elsewhere
+/// (tmux's `#{pane_current_command}`, `ps`) are tested too.
+pub fn proc_available() -> bool {
+    std::env::var_os("TMUX_WAIT_NO_PROC").is_none()
+        && std::path::Path::new("/proc/self/stat").exists()
+}
+
+/// A process's program name: `/proc/PID/comm`, else `ps -o comm=`.
 pub fn program_name(pid: u32) -> Option<String> {
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-    Some(comm.trim_end().trim_start_matches('-').to_owned())
+    let comm = if proc_available() {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?
+    } else {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "comm=", "-p", &pid.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let name = comm.trim().trim_start_matches('-');
+    let name = name.rsplit('/').next().unwrap_or(name);
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 /// Shells whose syntax `run`'s wrapper is written in.
@@ -75,6 +95,9 @@ pub fn unsubmitted_text(before: &str, after: &str) -> Option<String> {
 }
 
 fn foreground_group(pid: u32) -> Option<u32> {
+    if !proc_available() {
+        return None;
+    }
     parse_tpgid(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 

@@ -187,6 +187,16 @@ impl Saver {
     }
 }
 
+/// What runs in the pane's foreground.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fg {
+    /// The shell itself (at its prompt, or between the commands of a list).
+    Shell,
+    /// Another program: its name.
+    Command(String),
+    Unknown,
+}
+
 /// How a followed command ended.
 #[derive(Debug, Clone, Copy)]
 struct Finish {
@@ -202,6 +212,9 @@ struct Follow {
     lines: Lines,
     /// `--show`, so thinning keeps its matches.
     show: Option<Regex>,
+    /// The pane's own program (its shell), to tell it from a command in
+    /// the foreground where `/proc` cannot.
+    shell_name: String,
     /// `output --until`, checked on each line as it arrives.
     until: Option<Regex>,
     until_hit: bool,
@@ -238,6 +251,7 @@ impl Follow {
         };
         let src = ControlSource::open(&req.socket, &pane, &setup)?;
         let pane = src.pane().clone();
+        let shell_name = shell::program_name(pane.pane_pid).unwrap_or_default();
         let prompt_re = match &req.prompt {
             Some(extra) => Regex::new(&format!("{DEFAULT_PROMPTS}|(?:{})", extra.as_str()))
                 .map_err(|e| Error::new(Kind::InvalidRegex, format!("invalid --prompt: {e}")))?,
@@ -251,6 +265,7 @@ impl Follow {
             show: req.clip.show.clone(),
             until: None,
             until_hit: false,
+            shell_name,
             run: None,
             run_only: false,
             inside: false,
@@ -318,16 +333,47 @@ impl Follow {
         self.lines.len().saturating_sub(before)
     }
 
+    /// What runs in the pane's foreground now: from `/proc` (Linux), else
+    /// from tmux's `#{pane_current_command}` against the shell's name.
+    fn foreground(&mut self) -> Fg {
+        let pid = self.pane.pane_pid;
+        if shell::proc_available() {
+            return match shell::shell_in_foreground(pid) {
+                Some(true) => Fg::Shell,
+                Some(false) => Fg::Command(shell::foreground_command(pid).unwrap_or_default()),
+                None => Fg::Unknown,
+            };
+        }
+        let t = quote(&self.pane.pane_id);
+        let asked = self.src.query_all(
+            &[format!(
+                "display-message -p -t {t} {}",
+                quote("#{pane_current_command}")
+            )],
+            Instant::now() + Duration::from_secs(5),
+        );
+        let cmd = match asked {
+            Ok(r) => r[0].first().cloned().unwrap_or_default(),
+            Err(_) => return Fg::Unknown,
+        };
+        if cmd.is_empty() || self.shell_name.is_empty() {
+            Fg::Unknown
+        } else if cmd == self.shell_name {
+            Fg::Shell
+        } else {
+            Fg::Command(cmd)
+        }
+    }
+
     /// The unfinished line is an interactive program's prompt: it matches,
     /// and stays so while the pane is quiet for a moment (a prompt can
     /// arrive in pieces: `>` then `>> `).
     fn program_prompt(&mut self) -> Option<String> {
-        let looks = |f: &Follow| {
-            let t = f.src.tracker();
-            if !t.has_partial() || shell::shell_in_foreground(f.pane.pane_pid) == Some(true) {
+        let looks = |f: &mut Follow| {
+            if !f.src.tracker().has_partial() || f.foreground() == Fg::Shell {
                 return None;
             }
-            let line = t.current_line();
+            let line = f.src.tracker().current_line();
             (line.len() < 512 && f.prompt_re.is_match(&line)).then_some(line)
         };
         looks(self)?;
@@ -480,6 +526,7 @@ impl Follow {
             run: pending,
             history_size: history,
             head: cursor::head(row(cy)),
+            busy: matches!(self.foreground(), Fg::Command(_)),
         };
         socket.run([
             "set-option",
@@ -585,8 +632,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             format!("pane {pane_id} shows a full-screen program, not a shell prompt"),
         ));
     }
-    let pid = f.pane.pane_pid;
-    let shell_name = shell::program_name(pid).unwrap_or_default();
+    let shell_name = f.shell_name.clone();
     if !shell_name.is_empty() && !shell::POSIX_SHELLS.contains(&shell_name.as_str()) {
         return Err(Error::new(
             Kind::NotAtPrompt,
@@ -595,7 +641,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             ),
         ));
     }
-    if let Some(cmd) = shell::foreground_command(pid) {
+    if let Fg::Command(cmd) = f.foreground() {
         return Err(Error::new(
             Kind::NotAtPrompt,
             format!(
@@ -800,7 +846,7 @@ fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> Result<()> {
             });
             return Ok(());
         }
-        if shell::shell_in_foreground(f.pane.pane_pid) != Some(true) {
+        if f.foreground() != Fg::Shell {
             // Still running: its end mark will come.
             return Ok(());
         }
@@ -991,6 +1037,19 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     if let Some(id) = f.run.clone() {
         pending_run_status(&mut f, &c.socket, &id)?;
     }
+    // A command was running at the last call, or new lines came since, and
+    // the shell is reading a command line again: what ran ended in between
+    // (reported at once).
+    if f.finished.is_none()
+        && (rec.as_ref().is_some_and(|r| r.busy) || (rec.is_some() && !f.lines.is_empty()))
+        && f.foreground() == Fg::Shell
+        && (at_shell_prompt || shell::line_editor_active(pid, &f.pane.pane_tty))
+    {
+        f.finished = Some(Finish {
+            status: None,
+            source: "shell",
+        });
+    }
 
     let (before, after) = f.src.tracker().split_at_cursor();
     let typed = if at_shell_prompt {
@@ -1000,7 +1059,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     };
     let mut input_outcome = typed.as_ref().map(|_| "pending");
     let prompts_at_entry = f.src.tracker().prompts().0;
-    let mut running_seen = shell::foreground_command(pid).is_some();
+    let mut running_seen = matches!(f.foreground(), Fg::Command(_));
     let mut timed_out = false;
     let mut reason = "output";
     let until_in = |partial: Option<&str>| -> bool {
@@ -1019,9 +1078,12 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             reason = "until";
         }
         hit
-    } else if let Some(p) = entry_partial.as_ref().filter(|p| {
-        p.len() < 512 && f.prompt_re.is_match(p) && shell::shell_in_foreground(pid) == Some(false)
-    }) {
+    } else if entry_partial
+        .as_ref()
+        .is_some_and(|p| p.len() < 512 && f.prompt_re.is_match(p))
+        && matches!(f.foreground(), Fg::Command(_))
+    {
+        let p = entry_partial.clone().unwrap_or_default();
         // A program stopped at its prompt since the last call.
         prompt = Some(p.clone());
         reason = "prompt";
@@ -1151,14 +1213,19 @@ struct StateCheck<'a> {
 
 impl StateCheck<'_> {
     fn check(&mut self, f: &mut Follow) -> Option<Decision> {
-        if shell::foreground_command(self.pid).is_some() {
+        let fg = f.foreground();
+        if matches!(fg, Fg::Command(_)) {
             *self.running_seen = true;
         }
         let prompt_back = f.src.tracker().prompts().0 > self.prompts_at_entry;
         // The shell is back in the foreground between the commands of a
         // list too (`a; echo; b`): it must be reading a command line again
         // (raw terminal, or bracketed paste switched back on).
-        let shell_fg = shell::shell_in_foreground(self.pid);
+        let shell_fg = match fg {
+            Fg::Shell => Some(true),
+            Fg::Command(_) => Some(false),
+            Fg::Unknown => None,
+        };
         let reading = shell::line_editor_active(self.pid, &f.pane.pane_tty) || prompt_back;
         if f.finished.is_none()
             && (*self.running_seen || prompt_back)
@@ -1258,7 +1325,10 @@ fn finish_output(
     }
     let mut clipped = clip(&lines.lines, &c.clip);
     clipped.clipped += lines.thinned;
-    let running = shell::foreground_command(f.pane.pane_pid);
+    let running = match f.foreground() {
+        Fg::Command(c) => Some(c),
+        _ => None,
+    };
     Ok(OutputResult {
         pane_id: f.pane.pane_id.clone(),
         lines: clipped.lines,
