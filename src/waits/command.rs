@@ -603,10 +603,6 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let c = &req.common;
     let deadline = start + c.timeout;
     validate_command(&req.command)?;
-    let mut saver = match &c.save_to {
-        Some(p) => Some(Saver::open(p, true)?),
-        None => None,
-    };
     let mut f = Follow::open(c, None, None, deadline)?;
     let pane_id = f.pane.pane_id.clone();
     let _lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
@@ -662,10 +658,14 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             ),
         ));
     }
+    // Opened (and emptied) only once the command will be typed.
+    f.saver = match &c.save_to {
+        Some(p) => Some(Saver::open(p, true)?),
+        None => None,
+    };
     let id = crate::state::random_id();
     f.run = Some(id.clone());
     f.run_only = true;
-    f.saver = saver.take();
     let mut keys: Vec<String> = Vec::new();
     if typed.is_some() {
         // Emacs-mode readline and zle: end of line, kill to its start.
