@@ -39,8 +39,7 @@ const ENTRY_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}
 /// What a cursor needs to guess where its place is now (see `cursor`).
 pub const GEOMETRY_FORMAT: &str = "#{history_size}\t#{history_limit}\t#{cursor_y}\t#{pane_height}";
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{window_id}";
-const FINAL_FORMAT: &str =
-    "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
+const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
 const RELINK_FORMAT: &str = "#{session_id}\t#{window_id}";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -638,33 +637,49 @@ impl PaneSource for ControlSource {
         self.streaming = false;
         let deadline = Instant::now() + Duration::from_secs(5);
         let t = quote(&self.pane.pane_id);
+        // One round trip: the pane's state and every row the tail can need
+        // (TAIL_ROWS above the screen to its end), cut to size here.
         self.send(
             &format!("display-message -p -t {t} {}", quote(FINAL_FORMAT)),
             Purpose::Wanted,
         )?;
-        let reply = match self.wait_reply(deadline) {
-            Ok(r) => r,
-            Err(e) if e.kind == Kind::NoPane => return Err(self.closed()),
-            Err(e) => return Err(e),
+        self.send(
+            &format!("capture-pane -p -J -t {t} -S -{TAIL_ROWS} -E -"),
+            Purpose::Wanted,
+        )?;
+        let (reply, captured) = match (self.wait_reply(deadline), self.wait_reply(deadline)) {
+            (Ok(r), Ok(c)) => (r, c),
+            (Err(e), _) | (_, Err(e)) if e.kind == Kind::NoPane => return Err(self.closed()),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
         };
         let f = self.verify(&reply)?;
-        if f.len() < 5 {
+        if f.len() < 6 {
             return Err(Error::new(
                 Kind::Tmux,
                 "unexpected reply to display-message",
             ));
         }
-        let (history, cursor_y, height) = (f[2].max(0), f[3].max(0), f[4].max(1));
-        let start = (self.entry_abs - history)
-            .clamp(-history, height - 1)
-            .max(cursor_y - TAIL_ROWS);
-        self.send(
-            &format!("capture-pane -p -J -t {t} -S {start} -E {}", height - 1),
-            Purpose::Wanted,
-        )?;
-        let rows = self.wait_reply(deadline)?;
+        let (history, cursor_y, height, width) =
+            (f[2].max(0), f[3].max(0), f[4].max(1), f[5].max(1));
+        // Rows from the entry row (or TAIL_ROWS above the cursor) down,
+        // counted from the oldest line of history.
+        let want = self
+            .entry_abs
+            .clamp(0, history + height - 1)
+            .max(history + cursor_y - TAIL_ROWS);
+        let mut row = (history - TAIL_ROWS).max(0);
+        let mut tail = Vec::new();
+        for line in captured {
+            let rows =
+                crate::cursor::split_rows(line.trim_end(), usize::try_from(width).unwrap_or(80))
+                    .len() as i64;
+            if row + rows > want {
+                tail.push(line);
+            }
+            row += rows;
+        }
         Ok(Final {
-            tail: trim_rows(rows),
+            tail: trim_rows(tail),
         })
     }
 }
