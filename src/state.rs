@@ -260,7 +260,7 @@ pub fn process_is_watch(pid: u32) -> bool {
     match fs::read(format!("/proc/{pid}/cmdline")) {
         Ok(cmd) => cmd
             .split(|&b| b == 0)
-            .any(|a| a == b"watch" || a == b"listen"),
+            .any(|a| a == b"watch" || a == b"listen" || a == b"follow-run"),
         // No /proc (not Linux): trust the signal check.
         Err(_) => !Path::new("/proc/self").exists(),
     }

@@ -532,3 +532,36 @@ fn without_proc_tmux_says_what_runs() {
     }
     panic!("the end was never reported: {seen:?}");
 }
+
+/// The follower a timed-out run leaves is listed and can be cancelled.
+#[test]
+fn a_runs_follower_is_listed_and_cancellable() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let (v, _) = run_json(&s, &["--timeout", "0.2"], &format!("tmux wait-for {go}"));
+    assert_eq!(v["timed_out"], true);
+    let mut list = Vec::new();
+    s.wait_until(&s.pane, "the follower to be listed", || {
+        let mut c = s.tw();
+        c.args(["list", "--json"]);
+        list = run_bounded(c)
+            .json()
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        list.iter().any(|w| w["kind"] == "run")
+    });
+    let id = list.iter().find(|w| w["kind"] == "run").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut c = s.tw();
+    c.args(["cancel", &id]);
+    assert_eq!(run_bounded(c).code, Some(0));
+    s.wait_until(&s.pane, "the follower to end", || {
+        !s.processes_using_socket()
+            .iter()
+            .any(|p| p.contains("follow-run"))
+    });
+    s.tmux(&["wait-for", "-S", &go]);
+}

@@ -885,6 +885,25 @@ pub fn exit_option(id: &str) -> String {
 pub fn follow_run(common: &Common, id: &str, ready: Option<String>) -> Result<()> {
     let deadline = Instant::now() + common.timeout;
     let mut f = Follow::open(common, None, ready, deadline)?;
+    // Listed by `tmux-wait list` (kind "run"), ended by `tmux-wait cancel`.
+    let store = crate::waits::watch::store_for(&common.socket)?;
+    let watch_id = crate::state::new_id();
+    store.add(&crate::state::WatchRecord {
+        id: watch_id.clone(),
+        pid: std::process::id(),
+        pane_id: f.pane.pane_id.clone(),
+        kind: "run".into(),
+        label: format!("the end of a command typed by run (follower of {id})"),
+        started: crate::state::now_secs(),
+        timeout_seconds: common.timeout.as_secs_f64(),
+        channel: String::new(),
+    })?;
+    let result = follow_run_loop(&mut f, common, id, deadline);
+    store.remove(&watch_id);
+    result
+}
+
+fn follow_run_loop(f: &mut Follow, common: &Common, id: &str, deadline: Instant) -> Result<()> {
     f.run = Some(id.to_owned());
     f.run_only = true;
     f.inside = true;
