@@ -410,12 +410,20 @@ impl ControlSource {
                     Purpose::Wanted => self.wanted = Some((ok, lines)),
                     Purpose::Check => self.on_check(ok, &lines)?,
                     Purpose::OtherPanes if ok => {
+                        // One command per 100 panes (-A repeats), not one
+                        // per pane: a session of many panes would otherwise
+                        // cost the server a command each, per wait.
                         let me = self.pane.pane_id.clone();
-                        for p in lines.iter().filter(|p| **p != me) {
-                            if p.starts_with('%') {
-                                let arg = quote(&format!("{p}:off"));
-                                self.send(&format!("refresh-client -A {arg}"), Purpose::Ignore)?;
-                            }
+                        let others: Vec<String> = lines
+                            .iter()
+                            .filter(|p| **p != me && p.starts_with('%'))
+                            .map(|p| format!("-A {}", quote(&format!("{p}:off"))))
+                            .collect();
+                        for chunk in others.chunks(100) {
+                            self.send(
+                                &format!("refresh-client {}", chunk.join(" ")),
+                                Purpose::Ignore,
+                            )?;
                         }
                     }
                     Purpose::Relink if ok => {
