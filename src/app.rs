@@ -74,7 +74,7 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             );
             // `run` exits like timeout(1): its own failures are 125.
             return if subcommand(&args) == Some("run") {
-                command::EXIT_FAILED
+                crate::error::exit::RUN_FAILED
             } else {
                 code
             };
@@ -124,13 +124,13 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             // `run` exits like timeout(1): its own failures are 125.
             Err(e) => match (fail(&e, a.json), e.kind) {
                 (code, Kind::Interrupted(_)) => code,
-                _ => command::EXIT_FAILED,
+                _ => crate::error::exit::RUN_FAILED,
             },
         },
         Command::Output(a) => {
             let json = a.json || a.ndjson;
             let ndjson = a.ndjson;
-            let emit = |r: &command::OutputResult| {
+            let emit = |r: &crate::report::OutputResult| {
                 print(&serde_json::to_string(r).expect("serialisable"));
             };
             match output_request(socket, &a).and_then(|r| command::output(&r, emit)) {

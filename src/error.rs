@@ -20,6 +20,12 @@ pub mod exit {
     pub const ALTERNATE_SCREEN: i32 = 4;
     /// The channel was signalled with a non-zero `--status`.
     pub const SIGNALLED_FAILURE: i32 = 5;
+    /// `run`: the timeout ended the wait, the command goes on (as
+    /// `timeout(1)`).
+    pub const RUN_TIMED_OUT: i32 = 124;
+    /// `run`: tmux-wait itself failed (as `timeout(1)`); otherwise `run`
+    /// exits with the command's own status.
+    pub const RUN_FAILED: i32 = 125;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! `wait-for` channel. `main` parses nothing itself: see `app::run` in the
 //! library.
 
-use tmux_wait::{app, error, report, waits};
+use tmux_wait::{app, error, report};
 
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -33,7 +33,7 @@ fn main() {
                 );
             }
             if is_run {
-                waits::command::EXIT_FAILED
+                error::exit::RUN_FAILED
             } else {
                 error::exit::ERROR
             }

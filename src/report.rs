@@ -1,7 +1,9 @@
 //! Result values and how they are shown: JSON for scripts (the seed's
-//! `WaitForTextResult` schema, key for key) and one short line for people.
+//! `WaitForTextResult` schema, key for key; `run` with the peer's
+//! `run_command` keys) and text for people.
 //! Both are fed by the same value; nothing below `waits` prints.
 
+use crate::error::exit;
 use serde::Serialize;
 
 /// How a text wait ended (the seed's `outcome` enum).
@@ -17,7 +19,6 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn exit_code(self) -> i32 {
-        use crate::error::exit;
         match self {
             Outcome::Matched | Outcome::AnyOutput => exit::OK,
             Outcome::Timeout => exit::TIMEOUT,
@@ -207,6 +208,185 @@ impl ChannelResult {
 /// `{"error": {"kind": ..., "message": ...}}`.
 pub fn error_json(kind: &str, message: &str) -> String {
     serde_json::json!({ "error": { "kind": kind, "message": message } }).to_string()
+}
+
+/// Command output for a terminal: one line each, control characters shown
+/// as escapes.
+fn lines_for_people(lines: &[String]) -> String {
+    let mut s = String::new();
+    for l in lines {
+        s.push_str(&sanitize(l));
+        s.push('\n');
+    }
+    s.truncate(s.trim_end_matches('\n').len());
+    s
+}
+
+/// `run --json`: the peer's `run_command` keys first.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub pane_id: String,
+    pub exit_status: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed_seconds: f64,
+    pub output: Vec<String>,
+    pub output_truncated: bool,
+    pub output_truncated_lines: usize,
+    pub effective_timeout: f64,
+    /// The command ended (false: timed out or stopped at a program's prompt).
+    pub finished: bool,
+    /// Where the exit status came from: "wrapper", or "pane_dead" when the
+    /// command ended the shell (`exit`) in a pane kept by remain-on-exit.
+    pub exit_source: Option<&'static str>,
+    /// An interactive program's prompt the command stopped at.
+    pub prompt: Option<String>,
+    pub cursor: String,
+    pub save_error: Option<String>,
+}
+
+/// `output --json` (and each `--ndjson` line).
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputResult {
+    pub pane_id: String,
+    /// The lines not shown before to this cursor, clipped per the options.
+    pub lines: Vec<String>,
+    pub cursor: String,
+    /// Why the call returned: output, until, finished, prompt, timeout.
+    pub reason: &'static str,
+    /// The command being followed ended.
+    pub finished: bool,
+    pub exit_status: Option<i32>,
+    /// "wrapper" (a command typed by run), "osc133" (the shell's marks),
+    /// "shell" (the shell took the terminal back: no status), "pane_dead",
+    /// "pane_closed", "respawned", "unobserved" (a run ended while nobody watched).
+    pub exit_source: Option<&'static str>,
+    pub timed_out: bool,
+    /// The program in the pane's foreground when the call returned, if not
+    /// the shell.
+    pub running: Option<String>,
+    /// Lines that scrolled out of the history before this cursor saw them
+    /// (a lower bound when `lines_missed_exact` is false).
+    pub lines_missed: u64,
+    pub lines_missed_exact: bool,
+    /// The history was cleared since the cursor's last call.
+    pub history_cleared: bool,
+    /// The pane's program is not the one of the cursor's last call.
+    pub respawned: bool,
+    /// Lines of the unseen output not in `lines` (--show, --last-lines,
+    /// --max-lines).
+    pub clipped_lines: usize,
+    /// The last line is unfinished (no newline yet, e.g. a question).
+    pub partial: bool,
+    /// An interactive program's prompt the output stopped at.
+    pub prompt: Option<String>,
+    /// Text typed at the shell prompt and not submitted.
+    pub unsubmitted_input: Option<String>,
+    /// What became of it during the call: "submitted", "erased", "pending".
+    pub input_outcome: Option<&'static str>,
+    pub elapsed_seconds: f64,
+    pub effective_timeout: f64,
+    pub save_error: Option<String>,
+}
+
+impl RunResult {
+    /// The command's status; 124 on timeout; 125 when it did not end
+    /// (stopped at a program's prompt counts as success: 0).
+    pub fn exit_code(&self) -> i32 {
+        if self.timed_out {
+            return exit::RUN_TIMED_OUT;
+        }
+        match (self.finished, self.exit_status) {
+            (true, Some(s)) => s.clamp(0, 255),
+            (true, None) => exit::RUN_FAILED,
+            (false, _) => 0,
+        }
+    }
+
+    pub fn human(&self) -> String {
+        lines_for_people(&self.output)
+    }
+
+    /// A line for stderr when the command did not simply finish.
+    pub fn note(&self) -> Option<String> {
+        if self.timed_out {
+            Some(format!(
+                "tmux-wait: timed out after {}s; the command is still running (tmux-wait output -t {} continues)",
+                self.effective_timeout, self.pane_id
+            ))
+        } else if let Some(p) = &self.prompt {
+            Some(format!(
+                "tmux-wait: the command is waiting at a prompt: {}",
+                sanitize(p)
+            ))
+        } else if self.finished && self.exit_status.is_none() {
+            Some(format!(
+                "tmux-wait: the pane closed before the command reported its status ({})",
+                self.exit_source.unwrap_or("unknown")
+            ))
+        } else {
+            self.save_error.as_ref().map(|e| format!("tmux-wait: {e}"))
+        }
+    }
+}
+
+impl OutputResult {
+    pub fn exit_code(&self) -> i32 {
+        if self.timed_out && self.lines.is_empty() {
+            exit::TIMEOUT
+        } else {
+            exit::OK
+        }
+    }
+
+    pub fn human(&self) -> String {
+        lines_for_people(&self.lines)
+    }
+
+    /// A line for stderr saying how things stand.
+    pub fn note(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.finished {
+            match self.exit_status {
+                Some(s) => parts.push(format!("finished, exit {s}")),
+                None => parts.push(format!(
+                    "finished (exit status unknown: {})",
+                    self.exit_source.unwrap_or("?")
+                )),
+            }
+        } else if let Some(p) = &self.prompt {
+            parts.push(format!("at a prompt: {}", sanitize(p)));
+        } else if let Some(r) = &self.running {
+            parts.push(format!("running: {}", sanitize(r)));
+        }
+        if self.timed_out {
+            parts.push(format!("timed out after {}s", self.effective_timeout));
+        }
+        if self.lines_missed > 0 {
+            let q = if self.lines_missed_exact {
+                ""
+            } else {
+                "at least "
+            };
+            parts.push(format!("{q}{} lines missed", self.lines_missed));
+        }
+        if self.history_cleared {
+            parts.push("history cleared since the last call".into());
+        }
+        if self.clipped_lines > 0 {
+            parts.push(format!("{} lines clipped", self.clipped_lines));
+        }
+        if let Some(t) = &self.unsubmitted_input {
+            parts.push(format!(
+                "unsubmitted input {:?} ({})",
+                sanitize(t),
+                self.input_outcome.unwrap_or("pending")
+            ));
+        }
+        if let Some(e) = &self.save_error {
+            parts.push(e.clone());
+        }
+        format!("tmux-wait: {}", parts.join("; "))
+    }
 }
 
 #[cfg(test)]

@@ -18,20 +18,14 @@ use crate::engine::control::ControlSource;
 use crate::engine::shell;
 use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::error::{Error, Kind, Result};
-use crate::report::seconds;
+use crate::report::{OutputResult, RunResult, seconds};
 use crate::tmux::protocol::quote;
 use crate::tmux::{PaneInfo, Socket, resolve_pane};
 use regex::Regex;
-use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// `run`'s exit code when the timeout ended the wait (as `timeout(1)`).
-pub const EXIT_TIMED_OUT: i32 = 124;
-/// `run`'s exit code when tmux-wait itself failed (as `timeout(1)`).
-pub const EXIT_FAILED: i32 = 125;
 
 /// The seed's cap on one `output` call.
 pub const MAX_OUTPUT_TIMEOUT: Duration = Duration::from_secs(1500);
@@ -75,72 +69,6 @@ pub struct OutputRequest {
     pub ndjson: bool,
     /// Channel to signal once armed.
     pub ready: Option<String>,
-}
-
-/// `run --json`: the peer's `run_command` keys first.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    pub pane_id: String,
-    pub exit_status: Option<i32>,
-    pub timed_out: bool,
-    pub elapsed_seconds: f64,
-    pub output: Vec<String>,
-    pub output_truncated: bool,
-    pub output_truncated_lines: usize,
-    pub effective_timeout: f64,
-    /// The command ended (false: timed out or stopped at a program's prompt).
-    pub finished: bool,
-    /// Where the exit status came from: "wrapper", or "pane_dead" when the
-    /// command ended the shell (`exit`) in a pane kept by remain-on-exit.
-    pub exit_source: Option<&'static str>,
-    /// An interactive program's prompt the command stopped at.
-    pub prompt: Option<String>,
-    pub cursor: String,
-    pub save_error: Option<String>,
-}
-
-/// `output --json` (and each `--ndjson` line).
-#[derive(Debug, Clone, Serialize)]
-pub struct OutputResult {
-    pub pane_id: String,
-    /// The lines not shown before to this cursor, clipped per the options.
-    pub lines: Vec<String>,
-    pub cursor: String,
-    /// Why the call returned: output, until, finished, prompt, timeout.
-    pub reason: &'static str,
-    /// The command being followed ended.
-    pub finished: bool,
-    pub exit_status: Option<i32>,
-    /// "wrapper" (a command typed by run), "osc133" (the shell's marks),
-    /// "shell" (the shell took the terminal back: no status), "pane_dead",
-    /// "pane_closed", "respawned", "unobserved" (a run ended while nobody watched).
-    pub exit_source: Option<&'static str>,
-    pub timed_out: bool,
-    /// The program in the pane's foreground when the call returned, if not
-    /// the shell.
-    pub running: Option<String>,
-    /// Lines that scrolled out of the history before this cursor saw them
-    /// (a lower bound when `lines_missed_exact` is false).
-    pub lines_missed: u64,
-    pub lines_missed_exact: bool,
-    /// The history was cleared since the cursor's last call.
-    pub history_cleared: bool,
-    /// The pane's program is not the one of the cursor's last call.
-    pub respawned: bool,
-    /// Lines of the unseen output not in `lines` (--show, --last-lines,
-    /// --max-lines).
-    pub clipped_lines: usize,
-    /// The last line is unfinished (no newline yet, e.g. a question).
-    pub partial: bool,
-    /// An interactive program's prompt the output stopped at.
-    pub prompt: Option<String>,
-    /// Text typed at the shell prompt and not submitted.
-    pub unsubmitted_input: Option<String>,
-    /// What became of it during the call: "submitted", "erased", "pending".
-    pub input_outcome: Option<&'static str>,
-    pub elapsed_seconds: f64,
-    pub effective_timeout: f64,
-    pub save_error: Option<String>,
 }
 
 /// Appends output lines to `--save-to`, remembering the first failure
@@ -605,7 +533,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     validate_command(&req.command)?;
     let mut f = Follow::open(c, None, None, deadline)?;
     let pane_id = f.pane.pane_id.clone();
-    let _lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
+    // Held until the command has started: then the prompt is no longer
+    // there for another run to type into.
+    let mut lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
     // The check is made on the state after the lock: re-read it.
     let mode = f.src.query_all(
         &[format!(
@@ -697,7 +627,6 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let mut prompt = None;
     let mut died = None;
     let mut timed_out = false;
-    let mut lock = _lock;
     loop {
         match f.src.next_items(deadline) {
             Ok(Some(items)) => {
@@ -929,53 +858,6 @@ fn follow_run_loop(f: &mut Follow, common: &Common, id: &str, deadline: Instant)
                 }
             }
             None => return Ok(()),
-        }
-    }
-}
-
-impl RunResult {
-    /// The command's status; 124 on timeout; 125 when it did not end
-    /// (stopped at a program's prompt counts as success: 0).
-    pub fn exit_code(&self) -> i32 {
-        if self.timed_out {
-            return EXIT_TIMED_OUT;
-        }
-        match (self.finished, self.exit_status) {
-            (true, Some(s)) => s.clamp(0, 255),
-            (true, None) => EXIT_FAILED,
-            (false, _) => 0,
-        }
-    }
-
-    pub fn human(&self) -> String {
-        let mut s = String::new();
-        for l in &self.output {
-            s.push_str(&crate::report::sanitize(l));
-            s.push('\n');
-        }
-        s.truncate(s.trim_end_matches('\n').len());
-        s
-    }
-
-    /// A line for stderr when the command did not simply finish.
-    pub fn note(&self) -> Option<String> {
-        if self.timed_out {
-            Some(format!(
-                "tmux-wait: timed out after {}s; the command is still running (tmux-wait output -t {} continues)",
-                self.effective_timeout, self.pane_id
-            ))
-        } else if let Some(p) = &self.prompt {
-            Some(format!(
-                "tmux-wait: the command is waiting at a prompt: {}",
-                crate::report::sanitize(p)
-            ))
-        } else if self.finished && self.exit_status.is_none() {
-            Some(format!(
-                "tmux-wait: the pane closed before the command reported its status ({})",
-                self.exit_source.unwrap_or("unknown")
-            ))
-        } else {
-            self.save_error.as_ref().map(|e| format!("tmux-wait: {e}"))
         }
     }
 }
@@ -1371,72 +1253,6 @@ fn finish_output(
         effective_timeout: seconds(c.timeout),
         save_error: f.saver.as_ref().and_then(|s| s.error.clone()),
     })
-}
-
-impl OutputResult {
-    pub fn exit_code(&self) -> i32 {
-        if self.timed_out && self.lines.is_empty() {
-            crate::error::exit::TIMEOUT
-        } else {
-            crate::error::exit::OK
-        }
-    }
-
-    pub fn human(&self) -> String {
-        let mut s = String::new();
-        for l in &self.lines {
-            s.push_str(&crate::report::sanitize(l));
-            s.push('\n');
-        }
-        s.truncate(s.trim_end_matches('\n').len());
-        s
-    }
-
-    /// A line for stderr saying how things stand.
-    pub fn note(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        if self.finished {
-            match self.exit_status {
-                Some(s) => parts.push(format!("finished, exit {s}")),
-                None => parts.push(format!(
-                    "finished (exit status unknown: {})",
-                    self.exit_source.unwrap_or("?")
-                )),
-            }
-        } else if let Some(p) = &self.prompt {
-            parts.push(format!("at a prompt: {}", crate::report::sanitize(p)));
-        } else if let Some(r) = &self.running {
-            parts.push(format!("running: {}", crate::report::sanitize(r)));
-        }
-        if self.timed_out {
-            parts.push(format!("timed out after {}s", self.effective_timeout));
-        }
-        if self.lines_missed > 0 {
-            let q = if self.lines_missed_exact {
-                ""
-            } else {
-                "at least "
-            };
-            parts.push(format!("{q}{} lines missed", self.lines_missed));
-        }
-        if self.history_cleared {
-            parts.push("history cleared since the last call".into());
-        }
-        if self.clipped_lines > 0 {
-            parts.push(format!("{} lines clipped", self.clipped_lines));
-        }
-        if let Some(t) = &self.unsubmitted_input {
-            parts.push(format!(
-                "unsubmitted input {:?} ({})",
-                crate::report::sanitize(t),
-                self.input_outcome.unwrap_or("pending")
-            ));
-        }
-        if let Some(e) = &self.save_error {
-            parts.push(e.clone());
-        }
-        format!("tmux-wait: {}", parts.join("; "))
-    }
 }
 
 #[cfg(test)]
