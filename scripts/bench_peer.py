@@ -5,6 +5,8 @@ many can wait at once, and writes one JSON line per event on stdout:
   {"op": "text", "id": ID, "socket": NAME, "pane": "%3", "pattern": P,
    "timeout": S, "interval": S}
   {"op": "channel", "id": ID, "socket": NAME, "channel": C, "timeout": S}
+  {"op": "run", "id": ID, "socket": NAME, "pane": "%3", "command": C, "timeout": S}
+    (run_command: one event when it returns, with its exit status and output)
   {"op": "cancel", "id": ID}   (ends that wait: reported as not found)
   {"op": "quit"}
 Replies: {"id": ID, "armed": true} once the wait has taken its baseline
@@ -19,6 +21,7 @@ import sys
 import threading
 import time
 
+from libtmux_mcp.tools.pane_tools.io import run_command
 from libtmux_mcp.tools.pane_tools.wait import wait_for_text
 from libtmux_mcp.tools.wait_for_tools import wait_for_channel
 
@@ -66,6 +69,18 @@ async def run_channel(req):
     await finish(req, task)
 
 
+async def run_run(req):
+    t0 = time.monotonic_ns()
+    try:
+        r = await run_command(req["command"], pane_id=req["pane"], socket_name=req["socket"],
+                              timeout=req["timeout"])
+        status, output = r.exit_status, list(r.output)
+    except Exception as e:  # the peer raises on some conditions
+        status, output = None, ["error: %s" % e]
+    emit({"id": req["id"], "found": True, "outcome": "run", "start_ns": t0,
+          "mono_ns": time.monotonic_ns(), "exit_status": status, "output": output})
+
+
 async def main():
     loop = asyncio.get_running_loop()
     queue = asyncio.Queue()
@@ -90,7 +105,8 @@ async def main():
             if t is not None:
                 t.cancel()
             continue
-        coro = run_text(req) if req["op"] == "text" else run_channel(req)
+        ops = {"text": run_text, "channel": run_channel, "run": run_run}
+        coro = ops[req["op"]](req)
         t = asyncio.ensure_future(coro)
         tasks.add(t)
         t.add_done_callback(tasks.discard)

@@ -212,13 +212,7 @@ impl Store {
     /// process's life (released by the kernel when it ends). None when
     /// another process holds it.
     pub fn listener_lock(&self, channel: &str) -> Option<fs::File> {
-        self.lock(&format!("listener-{}", hex(channel)), false)
-    }
-
-    /// An exclusive lock on `name` (a file name without `/`), held until
-    /// the returned file is dropped; with `wait`, blocks until it is free.
-    pub fn lock(&self, name: &str, wait: bool) -> Option<fs::File> {
-        let path = self.dir.join(format!("{name}.lock"));
+        let path = self.dir.join(format!("listener-{}.lock", hex(channel)));
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -228,13 +222,8 @@ impl Store {
             .open(path)
             .ok()?;
         use std::os::fd::AsRawFd;
-        let how = if wait {
-            libc::LOCK_EX
-        } else {
-            libc::LOCK_EX | libc::LOCK_NB
-        };
         // SAFETY: flock on a descriptor we own.
-        let r = unsafe { libc::flock(f.as_raw_fd(), how) };
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         (r == 0).then_some(f)
     }
 

@@ -56,43 +56,14 @@ impl IdentifyLock {
         exclusive: bool,
         deadline: Instant,
     ) -> IdentifyLock {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::OpenOptionsExt;
         if !version.notifies_half_identified_clients() {
             return IdentifyLock(None);
         }
-        let sock = socket.path();
-        let name = match sock.file_name() {
-            Some(n) => format!(".{}.tmux-wait-lock", n.to_string_lossy()),
-            None => return IdentifyLock(None),
-        };
-        let path = sock.with_file_name(name);
-        let Ok(f) = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-        else {
-            return IdentifyLock(None);
-        };
-        loop {
-            // SAFETY: flock on a descriptor we own.
-            let how = if exclusive {
-                libc::LOCK_EX
-            } else {
-                libc::LOCK_SH
-            };
-            if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-                return IdentifyLock(Some(f));
-            }
-            if Instant::now() >= deadline {
-                // Holders keep it for milliseconds; something is wrong, and
-                // waiting longer would only make the wait itself fail.
-                return IdentifyLock(None);
-            }
-            std::thread::sleep(Duration::from_micros(500));
+        match super::lock_beside_socket(socket, "tmux-wait-lock", exclusive, deadline) {
+            super::SocketLock::Held(f) => IdentifyLock(Some(f)),
+            // Holders keep it for milliseconds; if it cannot be had, waiting
+            // longer would only make the wait itself fail.
+            super::SocketLock::Unavailable | super::SocketLock::TimedOut => IdentifyLock(None),
         }
     }
 }

@@ -505,24 +505,18 @@ fn validate_command(command: &str) -> Result<()> {
     Ok(())
 }
 
-/// A lock per pane held from the prompt check until the command has
-/// started, so two runs cannot type into one prompt at once.
+/// A lock held from the prompt check until the command has started, so two
+/// runs cannot type into one prompt at once.
 fn pane_lock(socket: &Socket, pane: &str, deadline: Instant) -> Result<Option<File>> {
-    let Ok(store) = crate::waits::watch::store_for(socket) else {
-        return Ok(None);
-    };
-    let name = format!("run-{}", crate::state::hex(pane));
-    loop {
-        if let Some(f) = store.lock(&name, false) {
-            return Ok(Some(f));
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::new(
-                Kind::Busy,
-                format!("another tmux-wait run is typing into pane {pane}"),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    // One lock for the server's runs (held for the few milliseconds of
+    // typing): no file per pane to leave behind.
+    match crate::tmux::lock_beside_socket(socket, "tmux-wait-run-lock", true, deadline) {
+        crate::tmux::SocketLock::Held(f) => Ok(Some(f)),
+        crate::tmux::SocketLock::Unavailable => Ok(None),
+        crate::tmux::SocketLock::TimedOut => Err(Error::new(
+            Kind::Busy,
+            format!("another tmux-wait run is typing into pane {pane}"),
+        )),
     }
 }
 
