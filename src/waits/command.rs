@@ -997,26 +997,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     timed_out = true;
                     reason = "timeout";
                 }
+                // The pane went: that is how the command ended (the check
+                // below says finished; the cursor is not saved on a gone pane).
                 Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
                     f.finished = Some(f.pane_end(&c.socket, &e));
-                    reason = "finished";
-                    let r = finish_output(
-                        &mut f,
-                        req,
-                        start,
-                        ReturnState {
-                            reason,
-                            timed_out: false,
-                            prompt: None,
-                            typed: typed.clone(),
-                            input_outcome,
-                            lines_missed,
-                            exact,
-                            cleared,
-                            respawned,
-                        },
-                    )?;
-                    return Ok(r);
                 }
                 Err(e) => return Err(e),
             }
