@@ -492,3 +492,24 @@ fn run_and_output_stay_bounded_under_a_flood() {
     let saved = std::fs::read_to_string(&save).unwrap();
     assert_eq!(saved.lines().count(), 800_001);
 }
+
+/// A helper killed with SIGKILL (no chance to clean up) takes its control
+/// client and its wait-for client with it: nothing stays attached.
+#[test]
+fn a_helper_killed_outright_leaves_no_client() {
+    let s = TestServer::new();
+    let text = s.start_wait(&["text", "-t", &s.pane, "--pattern", "never"]);
+    let channel = spawn(&s, &["channel", &unique("ch"), "--timeout", "60"]);
+    s.wait_until(&s.pane, "both waits", || {
+        s.processes_using_socket()
+            .iter()
+            .any(|p| p.contains("wait-for ch-"))
+            && s.tmux(&["list-clients"]).lines().count() == 1
+    });
+    kill_pid(&text.pid().to_string(), "-KILL");
+    kill_pid(&channel.id().to_string(), "-KILL");
+    drop(done(channel));
+    drop(text);
+    s.wait_no_helpers();
+    assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+}

@@ -109,6 +109,7 @@ impl ControlClient {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        super::die_with_parent(&mut cmd);
         // Held until the attach is confirmed (identification done).
         let identifying = IdentifyLock::acquire(socket, version, true, deadline);
         if identifying.0.is_some() {

@@ -139,6 +139,34 @@ fn tmux_env_socket() -> Option<PathBuf> {
     (!path.is_empty()).then(|| PathBuf::from(path))
 }
 
+/// Make a long-lived child (a control client, a `wait-for` client) end when
+/// this process ends, even by SIGKILL: an orphaned control client would stay
+/// attached with nobody reading its output, and tmux 3.3a then cannot finish
+/// a `kill-server` (seen once in the suite). Linux only (`PR_SET_PDEATHSIG`);
+/// elsewhere orphans end with the server or their wait.
+pub fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let parent = std::process::id();
+        // SAFETY: prctl and getppid are async-signal-safe; nothing else runs.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The parent died before the flag was set: do not start.
+                if libc::getppid() as u32 != parent {
+                    return Err(std::io::Error::other("tmux-wait is gone"));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
 /// An advisory lock shared by tmux-wait processes on one server.
 pub enum SocketLock {
     Held(std::fs::File),

@@ -99,8 +99,9 @@ impl ChannelWaiter {
         let format = format!(
             "#{{pid}}\t#{{start_time}}\t#{{session_id}}\t#{{exit-empty}}\t#{{{q}}}\t#{{{seen}}}\t#{{{r}}}"
         );
-        let mut child = socket
-            .command()
+        let mut cmd = socket.command();
+        crate::tmux::die_with_parent(&mut cmd);
+        let mut child = cmd
             .args([
                 "display-message",
                 "-p",

@@ -422,7 +422,10 @@ impl Follow {
         let items = self.src.take_items();
         // (lines after a finish are the next prompt's: not taken)
         self.absorb(items);
-        let partial = if show_partial {
+        // What came meanwhile may have ended the command (its end mark) and
+        // put the shell's prompt on the unfinished line: not output.
+        let partial = if show_partial && self.finished.is_none() && !self.src.tracker().at_prompt()
+        {
             let p = self.src.tracker().current_line();
             (!p.is_empty()).then_some(p)
         } else {
@@ -1212,7 +1215,12 @@ fn finish_output(
         pane_id: f.pane.pane_id.clone(),
         lines: clipped.lines,
         cursor: c.cursor.clone(),
-        reason: st.reason,
+        // The end may have come with the last output taken in.
+        reason: if f.finished.is_some() && st.reason == "output" {
+            "finished"
+        } else {
+            st.reason
+        },
         finished: f.finished.is_some(),
         exit_status: f.finished.and_then(|x| x.status),
         exit_source: f.finished.map(|x| x.source),

@@ -45,6 +45,7 @@ pub struct TestServer {
     dir: tempfile::TempDir,
     pub socket: PathBuf,
     pub pane: String,
+    server_pid: Option<u32>,
 }
 
 pub struct Options {
@@ -98,6 +99,7 @@ impl TestServer {
             dir,
             socket,
             pane: String::new(),
+            server_pid: None,
         };
         let mut start = server.tmux_cmd();
         if std::env::var_os("TW_TMUX_VERBOSE").is_some() {
@@ -118,6 +120,11 @@ impl TestServer {
             .expect("start tmux");
         assert!(out.status.success(), "tmux new-session failed: {out:?}");
         server.pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        server.server_pid = server
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .trim()
+            .parse()
+            .ok();
         server.wait_for_prompt(&server.pane.clone());
         server
     }
@@ -334,8 +341,29 @@ impl Drop for TestServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        // A server that does not go (tmux 3.3a can hang in kill-server with
+        // an orphaned control client) must not outlive its test.
+        if let Some(pid) = self.server_pid {
+            let end = Instant::now() + Duration::from_secs(5);
+            while process_alive(pid) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if process_alive(pid) {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
         let _ = std::fs::remove_file(&self.socket);
     }
+}
+
+/// Alive and not a zombie waiting to be reaped.
+fn process_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            let state = s.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            state.is_some_and(|st| st != "Z" && st != "X")
+        })
+        .unwrap_or(false)
 }
 
 /// A `tmux-wait` running in the background.
