@@ -175,6 +175,13 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
+        Command::Hub(a) => {
+            let version = crate::tmux::Version::parse(&a.tmux_version);
+            match crate::hub::serve(&socket, &a.session, version) {
+                Ok(()) => exit::OK,
+                Err(e) => fail(&e, false),
+            }
+        }
         Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
             Ok(r) => {
                 show(a.json, &r, || r.human());

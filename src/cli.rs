@@ -70,6 +70,9 @@ pub enum Command {
     /// Follow a command typed by run after run returned (started by run)
     #[command(hide = true)]
     FollowRun(FollowRunArgs),
+    /// Share one control client per session among text waits (started by them)
+    #[command(hide = true)]
+    Hub(HubArgs),
     /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
@@ -206,6 +209,14 @@ pub struct RunArgs {
     /// The command (after --)
     #[arg(required = true, num_args = 1.., last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HubArgs {
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    #[arg(long, value_name = "VERSION")]
+    pub tmux_version: String,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod cursor;
 pub mod engine;
 pub mod error;
+pub mod hub;
 pub mod matcher;
 pub mod notify;
 pub mod report;

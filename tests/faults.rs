@@ -66,13 +66,15 @@ fn the_server_going_away_ends_every_kind_of_wait() {
             ],
         );
         s.wait_for_command(&p3, "tmux");
+        // The text wait and the watch share the session's hub.
         s.wait_until(&s.pane, "the channel and watch to be armed", || {
             let procs = s.processes_using_socket();
             procs.iter().any(|p| p.contains("wait-for ch-"))
+                && s.hub_waiters() == 2
                 && s.tmux(&["list-clients", "-F", "#{client_pid}"])
                     .lines()
                     .count()
-                    >= 4
+                    >= 3
         });
         let pid = s
             .tmux(&["display-message", "-p", "#{pid}"])
@@ -375,7 +377,7 @@ fn state_is_private_to_its_user() {
     let mut files = Vec::new();
     s.wait_until(&s.pane, "the watch's record", || {
         files = walk(&base);
-        files.iter().any(|f| f.to_string_lossy().contains("watch-"))
+        files.iter().any(|f| f.to_string_lossy().contains("watch-")) && s.hub_waiters() == 1
     });
     let mode =
         |p: &std::path::Path| std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o777;
@@ -413,6 +415,7 @@ fn state_is_private_to_its_user() {
             "--all".as_ref(),
         ]);
         assert!(!out.status.success(), "another user cancelled watches");
+        assert_eq!(s.hub_waiters(), 1, "the watch still runs");
         assert_eq!(
             s.tmux(&["list-clients", "-F", "#{client_pid}"])
                 .lines()

@@ -90,17 +90,36 @@ pub struct ControlSource {
     /// False once a verdict is reached: later output is not judged.
     streaming: bool,
     check_every: Duration,
+    /// The session to attach a client of our own to, once every reply on
+    /// the shared connection has come (the pane moved to another session
+    /// and the hub's client cannot follow it).
+    relink_to: Option<String>,
 }
 
 impl ControlSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
-        let client = ControlClient::attach(
-            socket,
-            &pane.session_id,
-            pane.version,
-            setup.deadline,
-            wanted,
-        )?;
+        let shared = if setup.shared {
+            ControlClient::attach_shared(
+                socket,
+                &pane.session_id,
+                &pane.pane_id,
+                pane.version,
+                setup.deadline,
+                wanted,
+            )?
+        } else {
+            None
+        };
+        let client = match shared {
+            Some(c) => c,
+            None => ControlClient::attach(
+                socket,
+                &pane.session_id,
+                pane.version,
+                setup.deadline,
+                wanted,
+            )?,
+        };
         signals::route_to(client.sender());
         let mut me = ControlSource {
             client,
@@ -124,6 +143,7 @@ impl ControlSource {
             pane_exited: None,
             streaming: false,
             check_every: CHECK_EVERY,
+            relink_to: None,
         };
         let t = quote(&pane.pane_id);
         let mut from = None;
@@ -147,14 +167,48 @@ impl ControlSource {
             me.check_every = CHECK_EVERY_WATCHED;
             me.next_check = Instant::now() + me.check_every;
         }
-        if pane.version.has_client_flags() {
-            let sid = quote(&pane.session_id);
-            me.send(
-                &format!("list-panes -s -t {sid} -F '#{{pane_id}}'"),
-                Purpose::OtherPanes,
-            )?;
+        // Through the hub, other panes are the hub's business.
+        if pane.version.has_client_flags() && !me.client.is_shared() {
+            me.quiet_other_panes(&pane.session_id)?;
         }
         Ok(me)
+    }
+
+    /// Ask for the session's panes, to switch off their output.
+    fn quiet_other_panes(&mut self, session_id: &str) -> Result<()> {
+        let sid = quote(session_id);
+        self.send(
+            &format!("list-panes -s -t {sid} -F '#{{pane_id}}'"),
+            Purpose::OtherPanes,
+        )
+    }
+
+    /// Leave the hub for a client of our own on the pane's new session,
+    /// once no reply is owed on the shared connection.
+    fn relink_privately(&mut self, deadline: Instant) -> Result<()> {
+        if !self.pending.is_empty() {
+            return Ok(());
+        }
+        let Some(sid) = self.relink_to.take() else {
+            return Ok(());
+        };
+        let client = ControlClient::attach(
+            &self.socket,
+            &sid,
+            self.pane.version,
+            deadline.max(Instant::now() + Duration::from_secs(5)),
+            wanted,
+        )?;
+        signals::route_to(client.sender());
+        if self.check_every == CHECK_EVERY_WATCHED
+            && !super::pidwatch::watch(self.pane.pane_pid, client.sender())
+        {
+            self.check_every = CHECK_EVERY;
+        }
+        self.client = client;
+        // Whatever the pane wrote while no client followed it is not seen.
+        self.next_check = Instant::now();
+        self.quiet_other_panes(&sid)
     }
 
     /// Take the entry state: pane geometry, the cursor's row, the visible
@@ -340,6 +394,9 @@ impl ControlSource {
             return Ok(true);
         }
         loop {
+            if self.relink_to.is_some() {
+                self.relink_privately(deadline)?;
+            }
             let now = Instant::now();
             if now >= deadline {
                 return Ok(false);
@@ -433,6 +490,10 @@ impl ControlSource {
                             && sid.starts_with('$')
                         {
                             self.window_id = wid.to_owned();
+                            if self.client.is_shared() {
+                                self.relink_to = Some(sid.to_owned());
+                                return Ok(());
+                            }
                             self.send(
                                 &format!("switch-client -t {}", quote(sid)),
                                 Purpose::Ignore,
@@ -590,7 +651,7 @@ impl ControlSource {
 /// attach and detach, renames, paste buffers) is dropped on the reader
 /// thread. Output of other panes is switched off at the server, where the
 /// version allows, and dropped here otherwise.
-const NOTIFICATIONS: [&str; 7] = [
+pub const NOTIFICATIONS: [&str; 7] = [
     "%window-close",
     "%unlinked-window-close",
     "%layout-change",

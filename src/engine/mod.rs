@@ -36,6 +36,9 @@ pub struct Setup {
     /// Read this pane option (a cursor) first and capture the history from
     /// where it points, as part of the entry state (control engine only).
     pub cursor_option: Option<String>,
+    /// Share the session's control client through the hub (control engine
+    /// only; see `hub`). Only for waits that send nothing but queries.
+    pub shared: bool,
 }
 
 /// How the pane looked at the end.

@@ -15,6 +15,7 @@ use super::protocol::{Decoder, Message};
 use super::{Socket, Version, classify_failure};
 use crate::error::{Error, Kind, Result};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -68,11 +69,102 @@ impl IdentifyLock {
     }
 }
 
-pub struct ControlClient {
+/// Start `tmux -C attach-session -t SESSION` (read-only, ignoring size)
+/// under the identify lock, which the caller holds until the attach is
+/// confirmed.
+fn spawn_attach(
+    socket: &Socket,
+    session_id: &str,
+    version: Version,
+    deadline: Instant,
+    stderr: Stdio,
+) -> Result<(Child, IdentifyLock)> {
+    let mut cmd = socket.command();
+    cmd.arg("-C")
+        .arg("attach-session")
+        .arg("-t")
+        .arg(session_id);
+    if version.has_client_flags() {
+        cmd.arg("-f").arg("ignore-size,read-only");
+    } else {
+        cmd.arg("-r");
+    }
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
+    super::die_with_parent(&mut cmd);
+    let identifying = IdentifyLock::acquire(socket, version, true, deadline);
+    if identifying.0.is_some() {
+        let _ = socket.run(["display-message", "-p", "."]);
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::io("cannot start tmux control client", e))?;
+    Ok((child, identifying))
+}
+
+/// A control client whose output the caller reads raw (the hub passes
+/// lines on as they are).
+pub struct RawClient {
     child: Child,
     socket: Socket,
     version: Version,
-    stdin: Option<ChildStdin>,
+    identifying: Option<IdentifyLock>,
+}
+
+impl RawClient {
+    /// Start it; call `attached` once its first reply has ended.
+    pub fn spawn(
+        socket: &Socket,
+        session_id: &str,
+        version: Version,
+        deadline: Instant,
+    ) -> Result<RawClient> {
+        let (child, identifying) =
+            spawn_attach(socket, session_id, version, deadline, Stdio::null())?;
+        Ok(RawClient {
+            child,
+            socket: socket.clone(),
+            version,
+            identifying: Some(identifying),
+        })
+    }
+
+    /// Its stdin and stdout (once).
+    pub fn take_pipes(&mut self) -> Result<(ChildStdin, std::process::ChildStdout)> {
+        match (self.child.stdin.take(), self.child.stdout.take()) {
+            (Some(i), Some(o)) => Ok((i, o)),
+            _ => Err(Error::new(Kind::Tmux, "control client pipes already taken")),
+        }
+    }
+
+    /// The attach was confirmed: others may identify now.
+    pub fn attached(&mut self) {
+        self.identifying = None;
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        self.identifying = None;
+        let departing = IdentifyLock::acquire(
+            &self.socket,
+            self.version,
+            false,
+            Instant::now() + Duration::from_millis(500),
+        );
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        drop(departing);
+    }
+}
+
+pub struct ControlClient {
+    /// The `tmux -C` process, or None when connected through the hub.
+    child: Option<Child>,
+    /// The connection to the hub, when shared.
+    hub: Option<UnixStream>,
+    socket: Socket,
+    version: Version,
+    stdin: Option<Box<dyn Write + Send>>,
     rx: Receiver<Event>,
     tx: Sender<Event>,
     reader: Option<JoinHandle<()>>,
@@ -96,28 +188,9 @@ impl ControlClient {
         deadline: Instant,
         keep: fn(&Message) -> bool,
     ) -> Result<Self> {
-        let mut cmd = socket.command();
-        cmd.arg("-C")
-            .arg("attach-session")
-            .arg("-t")
-            .arg(session_id);
-        if version.has_client_flags() {
-            cmd.arg("-f").arg("ignore-size,read-only");
-        } else {
-            cmd.arg("-r");
-        }
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        super::die_with_parent(&mut cmd);
         // Held until the attach is confirmed (identification done).
-        let identifying = IdentifyLock::acquire(socket, version, true, deadline);
-        if identifying.0.is_some() {
-            let _ = socket.run(["display-message", "-p", "."]);
-        }
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| Error::io("cannot start tmux control client", e))?;
+        let (mut child, _identifying) =
+            spawn_attach(socket, session_id, version, deadline, Stdio::piped())?;
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr_pipe = child.stderr.take().expect("piped stderr");
         let (tx, rx) = mpsc::channel();
@@ -139,8 +212,12 @@ impl ControlClient {
             })
             .map_err(|e| Error::io("cannot start reader thread", e))?;
         let mut client = ControlClient {
-            stdin: child.stdin.take(),
-            child,
+            stdin: child
+                .stdin
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Write + Send>),
+            child: Some(child),
+            hub: None,
             socket: socket.clone(),
             version,
             rx,
@@ -170,6 +247,71 @@ impl ControlClient {
                 }
             }
         }
+    }
+
+    /// Share the session's control client through the hub (see `hub`)
+    /// instead of attaching one: None where that cannot be had (disabled,
+    /// tmux before 3.2, the hub cannot start), and the caller attaches its
+    /// own. A hub that went away as we connected is retried.
+    pub fn attach_shared(
+        socket: &Socket,
+        session_id: &str,
+        pane_id: &str,
+        version: Version,
+        deadline: Instant,
+        keep: fn(&Message) -> bool,
+    ) -> Result<Option<Self>> {
+        if crate::hub::disabled() || !version.has_client_flags() {
+            return Ok(None);
+        }
+        for _ in 0..3 {
+            let Some(stream) = crate::hub::connect(socket, session_id, pane_id, version, deadline)
+            else {
+                return Ok(None);
+            };
+            let (Ok(reading), Ok(writing)) = (stream.try_clone(), stream.try_clone()) else {
+                return Ok(None);
+            };
+            let (tx, rx) = mpsc::channel();
+            let reader_tx = tx.clone();
+            let reader = std::thread::Builder::new()
+                .name("tmux-hub-reader".into())
+                .spawn(move || read_loop(reading, reader_tx, keep))
+                .map_err(|e| Error::io("cannot start reader thread", e))?;
+            let client = ControlClient {
+                child: None,
+                hub: Some(stream),
+                socket: socket.clone(),
+                version,
+                stdin: Some(Box::new(writing)),
+                rx,
+                tx,
+                reader: Some(reader),
+                eof_seen: std::cell::Cell::new(false),
+                stderr: Arc::new(Mutex::new(String::new())),
+                stderr_reader: None,
+            };
+            // The hub's first reply stands in for the attach's.
+            loop {
+                match client.recv(deadline) {
+                    Some(Event::Control(Message::Reply { ok: true, .. }, _)) => {
+                        return Ok(Some(client));
+                    }
+                    Some(Event::Eof) | Some(Event::Control(Message::Reply { .. }, _)) => break,
+                    Some(Event::Control(..)) | Some(Event::PaneExited) => continue,
+                    Some(Event::Signal(sig)) => {
+                        return Err(Error::new(Kind::Interrupted(sig), "interrupted"));
+                    }
+                    None => return Ok(None),
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Connected through the hub (see `attach_shared`).
+    pub fn is_shared(&self) -> bool {
+        self.hub.is_some()
     }
 
     /// A sender into this client's event queue (for signal forwarding).
@@ -239,18 +381,30 @@ impl ControlClient {
     /// tens of milliseconds; the server treats a killed client exactly like
     /// one that detached. Always reaps the child.
     fn shutdown(&mut self) {
+        if let Some(hub) = self.hub.take() {
+            // Our side of the shared client only: the hub carries on.
+            drop(self.stdin.take());
+            let _ = hub.shutdown(std::net::Shutdown::Both);
+            if let Some(h) = self.reader.take() {
+                let _ = h.join();
+            }
+            return;
+        }
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
         let departing = IdentifyLock::acquire(
             &self.socket,
             self.version,
             false,
             Instant::now() + Duration::from_millis(500),
         );
-        let _ = self.child.kill();
+        let _ = child.kill();
         drop(self.stdin.take());
         // The reader reports EOF once the client has closed its stdout,
         // which it does as it exits; only then is waiting for it prompt.
         let deadline = Instant::now() + Duration::from_millis(500);
-        let mut eof = self.eof_seen.get() || matches!(self.child.try_wait(), Ok(Some(_)));
+        let mut eof = self.eof_seen.get() || matches!(child.try_wait(), Ok(Some(_)));
         while !eof {
             let now = Instant::now();
             if now >= deadline {
@@ -263,9 +417,9 @@ impl ControlClient {
             }
         }
         if !eof {
-            let _ = self.child.kill();
+            let _ = child.kill();
         }
-        let _ = self.child.wait();
+        let _ = child.wait();
         if let Some(h) = self.reader.take() {
             let _ = h.join();
         }
@@ -282,7 +436,7 @@ impl Drop for ControlClient {
     }
 }
 
-fn read_loop(stdout: std::process::ChildStdout, tx: Sender<Event>, keep: fn(&Message) -> bool) {
+fn read_loop(stdout: impl Read, tx: Sender<Event>, keep: fn(&Message) -> bool) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut decoder = Decoder::new();
     let mut line = Vec::with_capacity(8192);

@@ -176,6 +176,8 @@ impl Follow {
             deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
             final_lines: true,
             cursor_option,
+            // Output and run send commands the hub does not pass on.
+            shared: false,
         };
         let src = ControlSource::open(&req.socket, &pane, &setup)?;
         let pane = src.pane().clone();

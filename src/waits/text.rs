@@ -63,6 +63,7 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         deadline: deadline.max(start + SETUP_TIME),
         final_lines: false,
         cursor_option: None,
+        shared: true,
     };
     let mut src: Box<dyn PaneSource> = match req.engine {
         EngineKind::Control => Box::new(ControlSource::open(&req.socket, &pane, &setup)?),

@@ -278,6 +278,7 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<ControlSo
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
             final_lines: false,
             cursor_option: None,
+            shared: false,
         },
     )
 }

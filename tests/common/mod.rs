@@ -312,6 +312,34 @@ impl TestServer {
         });
     }
 
+    /// Waits connected to this server's hubs (text waits share one control
+    /// client per session through a hub). The kernel lists each socket the
+    /// hub accepted under the hub's path, as it lists the listening one.
+    pub fn hub_waiters(&self) -> usize {
+        let dir = self.socket.parent().expect("socket dir").to_string_lossy().into_owned();
+        let name = self.socket.file_name().expect("socket name").to_string_lossy().into_owned();
+        let prefix = format!("{dir}/.{name}.tmux-wait-hub-");
+        let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+        let mut per_hub: std::collections::HashMap<&str, usize> = Default::default();
+        for line in table.lines() {
+            if let Some(path) = line.split_whitespace().nth(7)
+                && path.starts_with(&prefix)
+            {
+                *per_hub.entry(path).or_default() += 1;
+            }
+        }
+        per_hub.values().map(|n| n.saturating_sub(1)).sum()
+    }
+
+    /// The hubs serving this server's sessions.
+    pub fn hub_pids(&self) -> Vec<String> {
+        self.processes_using_socket()
+            .iter()
+            .filter(|p| p.contains(" hub --session "))
+            .filter_map(|p| p.split(':').next().map(str::to_owned))
+            .collect()
+    }
+
     pub fn processes_using_socket(&self) -> Vec<String> {
         let needle = self.socket.to_string_lossy().into_owned();
         let mut found = Vec::new();
