@@ -30,10 +30,10 @@
 //! Lifetime: started detached by the first waiter that finds none; a lock
 //! beside the socket keeps it to one per session. It leaves `LINGER` after
 //! its last waiter (so waits in a row share it too), and at once when the
-//! server or the session goes. A waiter that stops reading is buffered up
-//! to `HIGH_WATER`; past that the hub stops reading from tmux (so tmux
-//! holds the pane back, as it would for a private client), and a waiter
-//! stuck there for `STALLED` is dropped.
+//! server or the session goes. A waiter that stops reading (stopped with
+//! SIGSTOP: its reader thread otherwise drains the socket as it comes) is
+//! queued for up to `queue_limit` bytes and then dropped; the hub never
+//! stops reading from tmux for one waiter, so the others never wait for it.
 
 use crate::error::{Error, Kind, Result};
 use crate::tmux::control::RawClient;
@@ -50,10 +50,12 @@ use std::time::{Duration, Instant};
 pub const HELLO: &str = "tmux-wait-hub 1";
 /// How long the hub stays after its last waiter left.
 const LINGER: Duration = Duration::from_millis(250);
-/// A waiter's unsent output past which the hub stops reading from tmux.
-const HIGH_WATER: usize = 8 << 20;
-/// How long a waiter may keep the hub stopped before it is dropped.
-const STALLED: Duration = Duration::from_secs(10);
+/// Output queued for a waiter past which it is dropped, in MiB
+/// (`TMUX_WAIT_HUB_QUEUE_MB` changes it, for tests).
+const QUEUE_MB: usize = 64;
+/// Most bytes read from tmux in one turn of the loop, so waiters are
+/// written to (and a flood cannot grow the queues unchecked) in between.
+const READ_PER_TURN: usize = 1 << 20;
 /// How long a new connection has to say hello.
 const HELLO_WITHIN: Duration = Duration::from_secs(2);
 
@@ -116,8 +118,12 @@ pub fn connect(
 
 /// Run the hub of `session_id` until it is no longer needed.
 pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> {
-    let n = session_number(session_id)
-        .ok_or_else(|| Error::usage(format!("invalid session id '{}'", session_id.escape_debug())))?;
+    let n = session_number(session_id).ok_or_else(|| {
+        Error::usage(format!(
+            "invalid session id '{}'",
+            session_id.escape_debug()
+        ))
+    })?;
     if !version.has_client_flags() {
         return Err(Error::usage("the hub needs tmux 3.2 or newer"));
     }
@@ -194,7 +200,6 @@ struct Waiter {
     /// The pane it waits on, once it said hello.
     pane: Option<u32>,
     since: Instant,
-    over_since: Option<Instant>,
 }
 
 impl Waiter {
@@ -247,6 +252,7 @@ struct Hub {
     off: HashSet<u32>,
     tmux_eof: bool,
     leaving: bool,
+    queue_limit: usize,
 }
 
 impl Hub {
@@ -271,6 +277,12 @@ impl Hub {
             off: HashSet::new(),
             tmux_eof: false,
             leaving: false,
+            queue_limit: std::env::var("TMUX_WAIT_HUB_QUEUE_MB")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(QUEUE_MB)
+                .clamp(1, 4096)
+                << 20,
         })
     }
 
@@ -279,13 +291,19 @@ impl Hub {
         while self.fifo.front() == Some(&Owner::Hub(HubReply::Ignore)) || self.block.is_some() {
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::new(Kind::Tmux, "tmux control client did not attach in time"));
+                return Err(Error::new(
+                    Kind::Tmux,
+                    "tmux control client did not attach in time",
+                ));
             }
             let mut p = [pollfd(self.tmux_out.as_raw_fd(), libc::POLLIN)];
             poll(&mut p, deadline - now);
             self.read_tmux();
             if self.tmux_eof {
-                return Err(Error::new(Kind::ServerExited, "the tmux control client could not attach"));
+                return Err(Error::new(
+                    Kind::ServerExited,
+                    "the tmux control client could not attach",
+                ));
             }
         }
         Ok(())
@@ -313,14 +331,13 @@ impl Hub {
                 idle_since = None;
             }
             self.drop_stalled();
-            let paused = self.waiters.values().any(|w| w.pending() > HIGH_WATER);
             let mut fds = Vec::with_capacity(self.waiters.len() + 3);
-            let mut tmux_events = 0;
-            if !paused {
-                tmux_events |= libc::POLLIN;
-            }
-            fds.push(pollfd(self.tmux_out.as_raw_fd(), tmux_events));
-            let to_tmux_events = if self.to_tmux.is_empty() { 0 } else { libc::POLLOUT };
+            fds.push(pollfd(self.tmux_out.as_raw_fd(), libc::POLLIN));
+            let to_tmux_events = if self.to_tmux.is_empty() {
+                0
+            } else {
+                libc::POLLOUT
+            };
             fds.push(pollfd(self.tmux_in.as_raw_fd(), to_tmux_events));
             fds.push(pollfd(listener.as_raw_fd(), libc::POLLIN));
             let ids: Vec<u64> = self.waiters.keys().copied().collect();
@@ -390,17 +407,12 @@ impl Hub {
     fn drop_stalled(&mut self) {
         let now = Instant::now();
         let mut gone = Vec::new();
-        for (id, w) in self.waiters.iter_mut() {
+        for (id, w) in self.waiters.iter() {
             if w.pane.is_none() && now - w.since > HELLO_WITHIN {
                 gone.push(*id);
             }
-            if w.pending() > HIGH_WATER {
-                let since = *w.over_since.get_or_insert(now);
-                if now - since > STALLED {
-                    gone.push(*id);
-                }
-            } else {
-                w.over_since = None;
+            if w.pending() > self.queue_limit {
+                gone.push(*id);
             }
         }
         for id in gone {
@@ -426,7 +438,6 @@ impl Hub {
                             sent: 0,
                             pane: None,
                             since: Instant::now(),
-                            over_since: None,
                         },
                     );
                 }
@@ -547,7 +558,8 @@ impl Hub {
     fn read_tmux(&mut self) {
         let mut buf = std::mem::take(&mut self.read_buf);
         buf.resize(256 * 1024, 0);
-        loop {
+        let mut taken = 0;
+        while taken < READ_PER_TURN {
             match self.tmux_out.read(&mut buf) {
                 Ok(0) => {
                     self.tmux_eof = true;
@@ -555,6 +567,7 @@ impl Hub {
                 }
                 Ok(k) => {
                     self.from_tmux.extend_from_slice(&buf[..k]);
+                    taken += k;
                     if k < buf.len() {
                         break;
                     }
@@ -601,7 +614,10 @@ impl Hub {
             return;
         }
         if let Some(guard) = body.strip_prefix(b"%begin ") {
-            let owner = self.fifo.pop_front().unwrap_or(Owner::Hub(HubReply::Ignore));
+            let owner = self
+                .fifo
+                .pop_front()
+                .unwrap_or(Owner::Hub(HubReply::Ignore));
             if let Owner::Waiter(id) = owner
                 && let Some(w) = self.waiters.get_mut(&id)
             {
@@ -633,7 +649,7 @@ impl Hub {
         let name = words.next().unwrap_or("");
         match name {
             "%exit" => {
-                self.to_all(line);
+                self.send_to_all(line);
                 self.leaving = true;
                 return;
             }
@@ -646,18 +662,21 @@ impl Hub {
                 // New panes start switched on: switch off those nobody
                 // waits on.
                 self.send_hub(
-                    &format!("list-panes -s -t {} -F '#{{pane_id}}'", quote(&self.session_id)),
+                    &format!(
+                        "list-panes -s -t {} -F '#{{pane_id}}'",
+                        quote(&self.session_id)
+                    ),
                     HubReply::Panes,
                 );
             }
             _ => {}
         }
         if crate::engine::control::NOTIFICATIONS.contains(&name) {
-            self.to_all(line);
+            self.send_to_all(line);
         }
     }
 
-    fn to_all(&mut self, line: &[u8]) {
+    fn send_to_all(&mut self, line: &[u8]) {
         for w in self.waiters.values_mut() {
             if w.pane.is_some() {
                 w.out.extend_from_slice(line);
@@ -677,7 +696,10 @@ impl Hub {
             .collect();
         for chunk in quiet.chunks(100) {
             let args: Vec<String> = chunk.iter().map(|n| format!("-A '%{n}:off'")).collect();
-            self.send_hub(&format!("refresh-client {}", args.join(" ")), HubReply::Ignore);
+            self.send_hub(
+                &format!("refresh-client {}", args.join(" ")),
+                HubReply::Ignore,
+            );
             self.off.extend(chunk.iter().copied());
         }
     }

@@ -638,6 +638,10 @@ impl ControlSource {
             Err(e) => e,
             Ok(lines) => match self.verify(&lines) {
                 Err(e) => e,
+                Ok(_) if self.client.is_shared() => Error::new(
+                    Kind::Tmux,
+                    "the tmux-wait hub (the session's shared control client) went away during the wait",
+                ),
                 Ok(_) => Error::new(
                     Kind::Tmux,
                     "the tmux control client was detached during the wait",

@@ -89,7 +89,9 @@ fn spawn_attach(
     } else {
         cmd.arg("-r");
     }
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
     super::die_with_parent(&mut cmd);
     let identifying = IdentifyLock::acquire(socket, version, true, deadline);
     if identifying.0.is_some() {

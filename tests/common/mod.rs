@@ -316,8 +316,18 @@ impl TestServer {
     /// client per session through a hub). The kernel lists each socket the
     /// hub accepted under the hub's path, as it lists the listening one.
     pub fn hub_waiters(&self) -> usize {
-        let dir = self.socket.parent().expect("socket dir").to_string_lossy().into_owned();
-        let name = self.socket.file_name().expect("socket name").to_string_lossy().into_owned();
+        let dir = self
+            .socket
+            .parent()
+            .expect("socket dir")
+            .to_string_lossy()
+            .into_owned();
+        let name = self
+            .socket
+            .file_name()
+            .expect("socket name")
+            .to_string_lossy()
+            .into_owned();
         let prefix = format!("{dir}/.{name}.tmux-wait-hub-");
         let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
         let mut per_hub: std::collections::HashMap<&str, usize> = Default::default();
