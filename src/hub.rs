@@ -109,7 +109,8 @@ pub fn connect(
         if started.is_none_or(|t| now - t > Duration::from_millis(500)) {
             let v = format!("{}.{}", version.0, version.1);
             let args = ["hub", "--session", session_id, "--tmux-version", &v];
-            crate::waits::hooks::spawn_detached(socket, &args, "the tmux-wait hub").ok()?;
+            crate::waits::hooks::spawn_detached(&socket.absolute(), &args, "the tmux-wait hub")
+                .ok()?;
             started = Some(now);
         }
         std::thread::sleep(Duration::from_millis(1));
@@ -124,6 +125,8 @@ pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> 
             session_id.escape_debug()
         ))
     })?;
+    // Detached and long-lived: keep no directory busy.
+    let _ = std::env::set_current_dir("/");
     if !version.has_client_flags() {
         return Err(Error::usage("the hub needs tmux 3.2 or newer"));
     }
@@ -248,7 +251,12 @@ struct Hub {
     next_id: u64,
     /// Pane number → the waiters on it.
     subs: HashMap<u32, Vec<u64>>,
-    /// Panes whose output the hub's client has switched off.
+    /// Panes whose output the hub's client has paused. Paused, not `off`:
+    /// before tmux 3.7 switching a pane off keeps the output already queued
+    /// for the client while letting the pane's buffer be trimmed under it,
+    /// and writing that output later reads freed memory and crashes the
+    /// server (tmux issue 5054; seen here within two toggles on a busy
+    /// pane). `pause` discards what was queued (tmux 3.2+).
     off: HashSet<u32>,
     tmux_eof: bool,
     leaving: bool,
@@ -515,7 +523,10 @@ impl Hub {
         let subs = self.subs.entry(num).or_default();
         subs.push(id);
         if subs.len() == 1 && self.off.remove(&num) {
-            self.send_hub(&format!("refresh-client -A '%{num}:on'"), HubReply::Ignore);
+            self.send_hub(
+                &format!("refresh-client -A '%{num}:continue'"),
+                HubReply::Ignore,
+            );
         }
         if let Some(w) = self.waiters.get_mut(&id) {
             w.pane = Some(num);
@@ -549,7 +560,10 @@ impl Hub {
             if subs.is_empty() {
                 self.subs.remove(&num);
                 if !self.tmux_eof && self.off.insert(num) {
-                    self.send_hub(&format!("refresh-client -A '%{num}:off'"), HubReply::Ignore);
+                    self.send_hub(
+                        &format!("refresh-client -A '%{num}:pause'"),
+                        HubReply::Ignore,
+                    );
                 }
             }
         }
@@ -695,7 +709,7 @@ impl Hub {
             .filter(|n| !self.subs.contains_key(n) && !self.off.contains(n))
             .collect();
         for chunk in quiet.chunks(100) {
-            let args: Vec<String> = chunk.iter().map(|n| format!("-A '%{n}:off'")).collect();
+            let args: Vec<String> = chunk.iter().map(|n| format!("-A '%{n}:pause'")).collect();
             self.send_hub(
                 &format!("refresh-client {}", args.join(" ")),
                 HubReply::Ignore,

@@ -325,3 +325,71 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
     assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
     s.wait_no_helpers();
 }
+
+/// A server named by a relative `-S` path: the hub (which runs from `/`)
+/// still finds it.
+#[test]
+fn a_relative_socket_path_reaches_the_same_server() {
+    let s = TestServer::new();
+    // The harness names the socket by its absolute path; this one does not.
+    let mut rel = std::process::Command::new(s.tw().get_program());
+    rel.args(["-S", "s"])
+        .current_dir(s.dir())
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("TMPDIR", s.dir());
+    let w = s.start_wait_cmd(
+        rel,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--regex",
+            "--pattern",
+            "^REL_4$",
+        ],
+    );
+    assert_eq!(s.hub_waiters(), 1);
+    s.type_line(&s.pane, "echo REL_$((2+2))");
+    assert_eq!(w.finish(&s).matched_line(), "REL_4");
+    s.wait_no_helpers();
+}
+
+/// Waits coming and going on a pane that floods: the hub pauses the pane's
+/// output for its client each time the last wait leaves. Switching it `off`
+/// instead crashed tmux 3.3a within two rounds (issue 5054: output queued
+/// for the client is read after the pane's buffer was trimmed).
+#[test]
+fn waits_coming_and_going_on_a_flooding_pane_keep_the_server_alive() {
+    let s = TestServer::new();
+    let quiet = s.split();
+    let keep = s.start_wait(&["text", "-t", &quiet, "--json", "--pattern", "never"]);
+    s.type_line(&s.pane, "while :; do seq 1 100000; done");
+    s.wait_for_command(&s.pane, "seq");
+    for _ in 0..20 {
+        let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        // Let output queue up for the hub's client, then leave.
+        s.wait_until(&s.pane, "output to flow", || s.hub_waiters() == 2);
+        drop(w);
+        s.wait_until(&s.pane, "the wait to leave", || s.hub_waiters() == 1);
+        assert!(
+            s.tmux_cmd().arg("has-session").status().unwrap().success(),
+            "the tmux server died"
+        );
+    }
+    s.tmux(&["send-keys", "-t", &s.pane, "C-c"]);
+    let w = s.start_wait(&[
+        "text",
+        "-t",
+        &quiet,
+        "--json",
+        "--regex",
+        "--pattern",
+        "^ALIVE_5$",
+    ]);
+    s.type_line(&quiet, "echo ALIVE_$((2+3))");
+    assert_eq!(w.finish(&s).matched_line(), "ALIVE_5");
+    drop(keep);
+    s.wait_no_helpers();
+}

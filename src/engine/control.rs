@@ -469,12 +469,13 @@ impl ControlSource {
                     Purpose::OtherPanes if ok => {
                         // One command per 100 panes (-A repeats), not one
                         // per pane: a session of many panes would otherwise
-                        // cost the server a command each, per wait.
+                        // cost the server a command each, per wait. Paused,
+                        // not off: see `hub` (tmux issue 5054).
                         let me = self.pane.pane_id.clone();
                         let others: Vec<String> = lines
                             .iter()
                             .filter(|p| **p != me && p.starts_with('%'))
-                            .map(|p| format!("-A {}", quote(&format!("{p}:off"))))
+                            .map(|p| format!("-A {}", quote(&format!("{p}:pause"))))
                             .collect();
                         for chunk in others.chunks(100) {
                             self.send(

@@ -44,6 +44,18 @@ impl Socket {
         }
     }
 
+    /// The same server named so that it does not depend on the working
+    /// directory (a relative `-S` made absolute), for detached helpers.
+    pub fn absolute(&self) -> Socket {
+        match self {
+            Socket::Path(p) if p.is_relative() => match std::env::current_dir() {
+                Ok(cwd) => Socket::Path(cwd.join(p)),
+                Err(_) => self.clone(),
+            },
+            _ => self.clone(),
+        }
+    }
+
     pub fn args(&self) -> Vec<OsString> {
         match self {
             Socket::Default => vec![],
