@@ -305,7 +305,7 @@ impl Hub {
                 ));
             }
             let mut p = [pollfd(self.tmux_out.as_raw_fd(), libc::POLLIN)];
-            poll(&mut p, deadline - now);
+            poll(&mut p, Some(deadline - now));
             self.read_tmux();
             if self.tmux_eof {
                 return Err(Error::new(
@@ -324,22 +324,43 @@ impl Hub {
     }
 
     fn run(&mut self, listener: &UnixListener) -> Result<()> {
+        // Signals wake the poll through a socket (no periodic wake-ups: an
+        // idle hub costs nothing).
+        let (wake, wake_tx) = UnixStream::pair()
+            .map_err(|e| Error::io("cannot set up the hub's signal socket", e))?;
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            let tx = wake_tx
+                .try_clone()
+                .map_err(|e| Error::io("cannot set up the hub's signal socket", e))?;
+            signal_hook::low_level::pipe::register(sig, tx)
+                .map_err(|e| Error::io("cannot handle signals in the hub", e))?;
+        }
         let mut idle_since = Some(Instant::now());
         loop {
             if self.tmux_eof || self.leaving || crate::signals::pending().is_some() {
                 self.farewell();
                 return Ok(());
             }
+            // When to look again without an event: the linger's end, a
+            // connection's time to say hello; otherwise never.
+            let mut timeout: Option<Duration> = None;
             if self.waiters.is_empty() {
                 let since = *idle_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= LINGER && self.to_tmux.is_empty() {
                     return Ok(());
                 }
+                timeout = Some(LINGER.saturating_sub(since.elapsed()));
             } else {
                 idle_since = None;
             }
             self.drop_stalled();
-            let mut fds = Vec::with_capacity(self.waiters.len() + 3);
+            for w in self.waiters.values() {
+                if w.pane.is_none() {
+                    let left = HELLO_WITHIN.saturating_sub(w.since.elapsed());
+                    timeout = Some(timeout.map_or(left, |t| t.min(left)));
+                }
+            }
+            let mut fds = Vec::with_capacity(self.waiters.len() + 4);
             fds.push(pollfd(self.tmux_out.as_raw_fd(), libc::POLLIN));
             let to_tmux_events = if self.to_tmux.is_empty() {
                 0
@@ -348,6 +369,7 @@ impl Hub {
             };
             fds.push(pollfd(self.tmux_in.as_raw_fd(), to_tmux_events));
             fds.push(pollfd(listener.as_raw_fd(), libc::POLLIN));
+            fds.push(pollfd(wake.as_raw_fd(), libc::POLLIN));
             let ids: Vec<u64> = self.waiters.keys().copied().collect();
             for id in &ids {
                 let w = &self.waiters[id];
@@ -357,7 +379,11 @@ impl Hub {
                 }
                 fds.push(pollfd(w.stream.as_raw_fd(), ev));
             }
-            poll(&mut fds, Duration::from_millis(100));
+            poll(&mut fds, timeout);
+            if fds[3].revents != 0 {
+                // A signal: `signals::pending` says which; leave.
+                self.leaving = true;
+            }
             if fds[0].revents != 0 {
                 self.read_tmux();
             }
@@ -365,7 +391,7 @@ impl Hub {
                 self.accept(listener);
             }
             for (i, id) in ids.iter().enumerate() {
-                let r = fds[3 + i].revents;
+                let r = fds[4 + i].revents;
                 if r & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
                     self.read_waiter(*id);
                 }
@@ -789,8 +815,15 @@ fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     }
 }
 
-fn poll(fds: &mut [libc::pollfd], timeout: Duration) {
-    let ms = libc::c_int::try_from(timeout.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+/// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
+fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
+    let ms = match timeout {
+        // Rounded up: a wake-up just before the moment would only loop.
+        Some(t) => {
+            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
+        }
+        None => -1,
+    };
     // SAFETY: `fds` is a valid slice of pollfd for its length.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
 }

@@ -131,37 +131,40 @@ fn a_pane_moved_to_another_session_is_followed() {
     s.wait_no_helpers();
 }
 
-/// A hub killed under its waits: they end at once with a one-line error,
-/// its control client goes with it, and the next wait starts a new hub.
+/// A hub killed (SIGKILL) or told to stop (SIGTERM) under its waits: they
+/// end at once with a one-line error, its control client goes with it, and
+/// the next wait starts a new hub.
 #[test]
 fn a_killed_hub_ends_its_waits_and_a_new_one_takes_over() {
     let s = TestServer::new();
-    let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
-    let hubs = s.hub_pids();
-    assert_eq!(hubs.len(), 1);
-    let st = std::process::Command::new("kill")
-        .args(["-9", &hubs[0]])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let f = w.finish(&s);
-    assert_eq!(f.code, Some(2), "{} {}", f.stdout, f.stderr);
-    assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
-    assert!(f.json()["error"]["kind"].is_string(), "{}", f.stdout);
-    s.wait_no_helpers();
-    assert_eq!(clients(&s), 0);
-    let w = s.start_wait(&[
-        "text",
-        "-t",
-        &s.pane,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^AGAIN_3$",
-    ]);
-    s.type_line(&s.pane, "echo AGAIN_$((1+2))");
-    assert_eq!(w.finish(&s).matched_line(), "AGAIN_3");
-    s.wait_no_helpers();
+    for (i, sig) in ["-KILL", "-TERM"].into_iter().enumerate() {
+        let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        let hubs = s.hub_pids();
+        assert_eq!(hubs.len(), 1);
+        let st = std::process::Command::new("kill")
+            .args([sig, &hubs[0]])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let f = w.finish(&s);
+        assert_eq!(f.code, Some(2), "{sig}: {} {}", f.stdout, f.stderr);
+        assert_eq!(f.stderr.lines().count(), 1, "{sig}: {}", f.stderr);
+        assert!(f.json()["error"]["kind"].is_string(), "{sig}: {}", f.stdout);
+        s.wait_no_helpers();
+        assert_eq!(clients(&s), 0);
+        let w = s.start_wait(&[
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--regex",
+            "--pattern",
+            &format!("^AGAIN_{i}3$"),
+        ]);
+        s.type_line(&s.pane, &format!("echo AGAIN_{i}$((1+2))"));
+        assert_eq!(w.finish(&s).matched_line(), format!("AGAIN_{i}3"));
+        s.wait_no_helpers();
+    }
 }
 
 /// The hub passes on queries only: a connection that asks for anything
