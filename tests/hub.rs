@@ -396,3 +396,40 @@ fn waits_coming_and_going_on_a_flooding_pane_keep_the_server_alive() {
     drop(keep);
     s.wait_no_helpers();
 }
+
+/// The hub's session is killed under its waits (tmux moves or detaches the
+/// hub's client): the waits end with pane_died, and the hub goes at once,
+/// whether tmux detaches its client or moves it to another session.
+#[test]
+fn killing_the_session_ends_its_waits_and_its_hub() {
+    for detach in ["on", "off"] {
+        let s = TestServer::new();
+        s.tmux(&["set", "-g", "detach-on-destroy", detach]);
+        let pane = s
+            .tmux(&[
+                "new-session",
+                "-d",
+                "-s",
+                "doomed",
+                "-P",
+                "-F",
+                "#{pane_id}",
+            ])
+            .trim()
+            .to_owned();
+        s.wait_for_prompt(&pane);
+        let w = s.start_wait(&["text", "-t", &pane, "--json", "--pattern", "never"]);
+        assert_eq!(s.hub_pids().len(), 1);
+        s.tmux(&["kill-session", "-t", "doomed"]);
+        let f = w.finish(&s);
+        assert_eq!(f.code, Some(2), "{detach}: {} {}", f.stdout, f.stderr);
+        assert_eq!(
+            f.json()["error"]["kind"],
+            "pane_died",
+            "{detach}: {}",
+            f.stdout
+        );
+        s.wait_no_helpers();
+        assert_eq!(clients(&s), 0, "{detach}");
+    }
+}

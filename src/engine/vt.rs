@@ -367,40 +367,39 @@ impl State {
             return;
         }
         self.dirty = false;
-        let mut text = String::new();
-        let mut rendered = String::new();
-        let mut has_echo = false;
-        let mut output = false;
-        let mut prompt = false;
+        let (mut has_echo, mut output, mut prompt) = (false, false, false);
         for cell in &mut self.cells {
             cell.fresh = false;
-        }
-        for cell in &self.cells {
             if cell.ch == '\0' {
                 continue;
             }
-            rendered.push(cell.ch);
-            if let Some(c) = &cell.combining {
-                rendered.push_str(c);
-            }
             output |= cell.origin == Origin::New && cell.ch != ' ';
             prompt |= cell.origin == Origin::Prompt;
-            if cell.origin == Origin::Echo {
-                has_echo = true;
-            } else {
-                text.push(cell.ch);
+            has_echo |= cell.origin == Origin::Echo;
+        }
+        // The line without typed echo, and (only when there is echo) as
+        // drawn: one pass each, sized once.
+        let collect = |with_echo: bool| {
+            let mut s = String::with_capacity(self.cells.len());
+            for cell in &self.cells {
+                if cell.ch == '\0' || (!with_echo && cell.origin == Origin::Echo) {
+                    continue;
+                }
+                s.push(cell.ch);
                 if let Some(c) = &cell.combining {
-                    text.push_str(c);
+                    s.push_str(c);
                 }
             }
-        }
-        text.truncate(text.trim_end().len());
-        rendered.truncate(rendered.trim_end().len());
-        if rendered.is_empty() {
+            s.truncate(s.trim_end().len());
+            s
+        };
+        let text = collect(false);
+        let rendered = has_echo.then(|| collect(true));
+        if rendered.as_ref().unwrap_or(&text).is_empty() {
             return;
         }
         self.out.push(Item::Line(Candidate {
-            rendered: if has_echo { Some(rendered) } else { None },
+            rendered,
             text,
             prompt: !output && (prompt || has_echo),
         }));
@@ -434,7 +433,11 @@ impl State {
     }
 
     fn ensure_len(&mut self, len: usize) {
-        if self.cells.len() < len {
+        let have = self.cells.len();
+        if have + 1 == len {
+            // The common case: writing at the end of the line.
+            self.cells.push(BLANK);
+        } else if have < len {
             self.cells.resize(len, BLANK);
         }
     }
