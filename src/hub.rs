@@ -92,7 +92,11 @@ pub fn connect(
 ) -> Option<UnixStream> {
     let path = path(socket, session_id)?;
     let until = deadline.min(Instant::now() + Duration::from_secs(2));
-    let mut started: Option<Instant> = None;
+    // Who starts a hub: the waiter holding this lock (one file per server),
+    // until it is connected or gives up on that hub; the others only try
+    // to connect meanwhile. Waits started all at once start one hub, not
+    // one each.
+    let mut starting: Option<(std::fs::File, Instant)> = None;
     loop {
         if let Ok(mut s) = UnixStream::connect(&path) {
             let hello = format!("{HELLO} {session_id} {pane_id}\n");
@@ -104,14 +108,23 @@ pub fn connect(
         if now >= until {
             return None;
         }
-        // A hub that found another one starting leaves; start one again
-        // if nobody answers for a while.
-        if started.is_none_or(|t| now - t > Duration::from_millis(500)) {
+        // A hub that found another one serving leaves; one that does not
+        // answer in 500 ms is started again (by whoever gets the lock).
+        if starting
+            .as_ref()
+            .is_some_and(|(_, t)| now - *t > Duration::from_millis(500))
+        {
+            starting = None;
+        }
+        if starting.is_none()
+            && let SocketLock::Held(lock) =
+                crate::tmux::lock_beside_socket(socket, "tmux-wait-hub-start", true, now)
+        {
             let v = format!("{}.{}", version.0, version.1);
             let args = ["hub", "--session", session_id, "--tmux-version", &v];
             crate::waits::hooks::spawn_detached(&socket.absolute(), &args, "the tmux-wait hub")
                 .ok()?;
-            started = Some(now);
+            starting = Some((lock, now));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
