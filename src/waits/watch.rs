@@ -278,7 +278,8 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<ControlSo
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
             final_lines: false,
             cursor_option: None,
-            shared: false,
+            // Only queries go over it: the session's hub can carry it.
+            shared: true,
         },
     )
 }
