@@ -1,5 +1,5 @@
 //! The hub: one tmux control client per session, shared by the text waits
-//! on that session.
+//! and watches on that session.
 //!
 //! Why: on every turn of its event loop tmux walks every pane for every
 //! client (3.3a, server-client.c: the per-pane buffer check looks up each
@@ -15,7 +15,8 @@
 //! peers of another uid are refused) and sends
 //! `tmux-wait-hub 1 $SESSION %PANE`. The hub answers with an empty reply
 //! block, standing in for the reply to `attach-session` a `tmux -C` client
-//! starts with, switches its client's output of that pane on, and from then
+//! starts with, lets its client's output of that pane through (the panes
+//! nobody waits on are paused), and from then
 //! on the waiter speaks the control protocol as it would to `tmux -C`: each
 //! line it sends is one tmux command, the replies come back in order, and it
 //! receives `%output` of its pane and the structural notifications, in the
