@@ -149,13 +149,9 @@ pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> 
     // One hub per session. One that is leaving holds the lock until its
     // socket is gone: wait for it briefly; leave if another hub answers.
     let started = Instant::now();
+    let lock_name = format!("tmux-wait-hub-{n}.lock");
     let lock = loop {
-        match crate::tmux::lock_beside_socket(
-            socket,
-            &format!("tmux-wait-hub-{n}.lock"),
-            true,
-            Instant::now(),
-        ) {
+        match crate::tmux::lock_beside_socket(socket, &lock_name, true, Instant::now()) {
             SocketLock::Held(f) => break f,
             SocketLock::Unavailable => {
                 return Err(Error::new(Kind::Tmux, "cannot create the hub's lock file"));
@@ -167,6 +163,11 @@ pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> 
         }
         std::thread::sleep(Duration::from_millis(2));
     };
+    // A hub that took the lock as another one left may find a third one
+    // already serving (see the lock file's removal below): leave it be.
+    if UnixStream::connect(&path).is_ok() {
+        return Ok(());
+    }
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut client = RawClient::spawn(socket, session_id, version, deadline)?;
     let mut hub = Hub::new(&mut client, session_id)?;
@@ -186,11 +187,23 @@ pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> 
     listener
         .set_nonblocking(true)
         .map_err(|e| Error::io("cannot set up the hub's socket", e))?;
+    let inode = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    };
+    let mine = inode(&path);
     let r = hub.run(&listener);
-    // Gone before the lock is released: a new hub binds only under it.
-    let _ = std::fs::remove_file(&path);
+    // Gone before the lock is released (a new hub binds only under it),
+    // and only if it is still ours. The lock file goes too, so sessions
+    // come and go without leaving files beside the socket.
+    if mine.is_some() && inode(&path) == mine {
+        let _ = std::fs::remove_file(&path);
+    }
     drop(listener);
     drop(client);
+    if let Some(lock_path) = crate::tmux::beside_socket(socket, &lock_name) {
+        let _ = std::fs::remove_file(lock_path);
+    }
     drop(lock);
     r
 }

@@ -62,6 +62,10 @@ fn waits_on_one_session_share_one_client() {
     s.wait_no_helpers();
     assert_eq!(clients(&s), 0);
     assert!(!hub_socket(&s, 0).exists(), "the hub left its socket");
+    assert!(
+        !s.dir().join(".s.tmux-wait-hub-0.lock").exists(),
+        "the hub left its lock file"
+    );
 }
 
 /// Waits in two sessions get a hub each; a wait of one session never sees

@@ -188,9 +188,17 @@ pub enum SocketLock {
     TimedOut,
 }
 
-/// Take the lock file `.SOCKET.WHAT` beside the server's socket (tmux's own
-/// private directory, or where `-S` put it), shared or exclusive, polling
-/// until `deadline`. Released when the file is dropped or the process ends.
+/// The file `.NAME.what` beside the server's socket (tmux's own private
+/// directory, or where `-S` put it).
+pub fn beside_socket(socket: &Socket, what: &str) -> Option<PathBuf> {
+    let sock = socket.path();
+    let name = sock.file_name()?;
+    Some(sock.with_file_name(format!(".{}.{what}", name.to_string_lossy())))
+}
+
+/// Take the lock file `.SOCKET.WHAT` beside the server's socket, shared or
+/// exclusive, polling until `deadline`. Released when the file is dropped
+/// or the process ends.
 pub fn lock_beside_socket(
     socket: &Socket,
     what: &str,
@@ -199,11 +207,9 @@ pub fn lock_beside_socket(
 ) -> SocketLock {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let sock = socket.path();
-    let Some(name) = sock.file_name() else {
+    let Some(path) = beside_socket(socket, what) else {
         return SocketLock::Unavailable;
     };
-    let path = sock.with_file_name(format!(".{}.{what}", name.to_string_lossy()));
     let Ok(f) = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
