@@ -189,7 +189,9 @@ pub fn serve(socket: &Socket, session_id: &str, version: Version) -> Result<()> 
         .map_err(|e| Error::io("cannot set up the hub's socket", e))?;
     let inode = |p: &std::path::Path| {
         use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
     };
     let mine = inode(&path);
     let r = hub.run(&listener);
