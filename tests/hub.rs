@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{TestServer, run_bounded, unique};
+use common::{TestServer, Waiter, run_bounded, unique};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -22,6 +22,24 @@ fn new_window(s: &TestServer, target: &str) -> String {
     p
 }
 
+/// A text wait on `pane` for a line matching `regex`, armed.
+fn wait_line(s: &TestServer, pane: &str, regex: &str) -> Waiter {
+    s.start_wait(&["text", "-t", pane, "--json", "--regex", "--pattern", regex])
+}
+
+/// A text wait on `pane` that never matches, armed.
+fn wait_never(s: &TestServer, pane: &str) -> Waiter {
+    s.start_wait(&["text", "-t", pane, "--json", "--pattern", "never"])
+}
+
+fn send_signal(sig: &str, pid: &str) {
+    let st = std::process::Command::new("kill")
+        .args([sig, pid])
+        .status()
+        .unwrap();
+    assert!(st.success(), "kill {sig} {pid}");
+}
+
 fn hub_socket(s: &TestServer, session_number: u32) -> std::path::PathBuf {
     s.dir().join(format!(".s.tmux-wait-hub-{session_number}"))
 }
@@ -38,17 +56,7 @@ fn waits_on_one_session_share_one_client() {
     let waits: Vec<_> = panes
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            s.start_wait(&[
-                "text",
-                "-t",
-                p,
-                "--json",
-                "--regex",
-                "--pattern",
-                &format!("^SHARED_{i}$"),
-            ])
-        })
+        .map(|(i, p)| wait_line(&s, p, &format!("^SHARED_{i}$")))
         .collect();
     assert_eq!(s.hub_waiters(), 20);
     assert_eq!(s.hub_pids().len(), 1, "{:?}", s.processes_using_socket());
@@ -78,24 +86,8 @@ fn each_session_has_its_own_hub() {
         .trim()
         .to_owned();
     s.wait_for_prompt(&other);
-    let a = s.start_wait(&[
-        "text",
-        "-t",
-        &s.pane,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^TWO_1$",
-    ]);
-    let b = s.start_wait(&[
-        "text",
-        "-t",
-        &other,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^TWO_1$",
-    ]);
+    let a = wait_line(&s, &s.pane, "^TWO_1$");
+    let b = wait_line(&s, &other, "^TWO_1$");
     assert_eq!(s.hub_pids().len(), 2);
     assert_eq!(clients(&s), 2);
     s.type_line(&other, "echo TWO_$((0+1))");
@@ -114,15 +106,7 @@ fn each_session_has_its_own_hub() {
 fn a_pane_moved_to_another_session_is_followed() {
     let s = TestServer::new();
     let p = s.split();
-    let w = s.start_wait(&[
-        "text",
-        "-t",
-        &p,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^MOVED_2$",
-    ]);
+    let w = wait_line(&s, &p, "^MOVED_2$");
     s.tmux(&["new-session", "-d", "-s", "elsewhere"]);
     s.tmux(&["break-pane", "-d", "-s", &p, "-t", "elsewhere:"]);
     s.wait_until(&p, "the wait to follow the pane", || {
@@ -142,29 +126,17 @@ fn a_pane_moved_to_another_session_is_followed() {
 fn a_killed_hub_ends_its_waits_and_a_new_one_takes_over() {
     let s = TestServer::new();
     for (i, sig) in ["-KILL", "-TERM"].into_iter().enumerate() {
-        let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        let w = wait_never(&s, &s.pane);
         let hubs = s.hub_pids();
         assert_eq!(hubs.len(), 1);
-        let st = std::process::Command::new("kill")
-            .args([sig, &hubs[0]])
-            .status()
-            .unwrap();
-        assert!(st.success());
+        send_signal(sig, &hubs[0]);
         let f = w.finish(&s);
         assert_eq!(f.code, Some(2), "{sig}: {} {}", f.stdout, f.stderr);
         assert_eq!(f.stderr.lines().count(), 1, "{sig}: {}", f.stderr);
         assert!(f.json()["error"]["kind"].is_string(), "{sig}: {}", f.stdout);
         s.wait_no_helpers();
         assert_eq!(clients(&s), 0);
-        let w = s.start_wait(&[
-            "text",
-            "-t",
-            &s.pane,
-            "--json",
-            "--regex",
-            "--pattern",
-            &format!("^AGAIN_{i}3$"),
-        ]);
+        let w = wait_line(&s, &s.pane, &format!("^AGAIN_{i}3$"));
         s.type_line(&s.pane, &format!("echo AGAIN_{i}$((1+2))"));
         assert_eq!(w.finish(&s).matched_line(), format!("AGAIN_{i}3"));
         s.wait_no_helpers();
@@ -177,15 +149,7 @@ fn a_killed_hub_ends_its_waits_and_a_new_one_takes_over() {
 #[test]
 fn the_hub_refuses_what_is_not_a_query() {
     let s = TestServer::new();
-    let w = s.start_wait(&[
-        "text",
-        "-t",
-        &s.pane,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^STILL_1$",
-    ]);
+    let w = wait_line(&s, &s.pane, "^STILL_1$");
     let path = hub_socket(&s, 0);
     let pane = s.pane.clone();
     let closed = |hello: &str, line: &str| {
@@ -266,15 +230,7 @@ fn no_hub_when_turned_off() {
 fn waits_in_a_row_reuse_the_hub() {
     let s = TestServer::new();
     for i in 0..5 {
-        let w = s.start_wait(&[
-            "text",
-            "-t",
-            &s.pane,
-            "--json",
-            "--regex",
-            "--pattern",
-            &format!("^ROW_{i}$"),
-        ]);
+        let w = wait_line(&s, &s.pane, &format!("^ROW_{i}$"));
         s.type_line(&s.pane, &format!("echo ROW_$(({i}))"));
         assert_eq!(w.finish(&s).matched_line(), format!("ROW_{i}"));
     }
@@ -300,32 +256,17 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
     // The first wait starts the hub, which takes the limit from it.
     c.env("TMUX_WAIT_HUB_QUEUE_MB", "1");
     let stopped = s.start_wait_cmd(c, &["text", "-t", &s.pane, "--json", "--pattern", "never"]);
-    let other = s.start_wait(&[
-        "text",
-        "-t",
-        &p2,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^OTHER_2$",
-    ]);
+    let other = wait_line(&s, &p2, "^OTHER_2$");
     assert_eq!(s.hub_waiters(), 2);
     let pid = stopped.pid().to_string();
-    let signal = |sig: &str| {
-        let st = std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    };
-    signal("-STOP");
+    send_signal("-STOP", &pid);
     s.type_line(&s.pane, "seq 1 400000");
     s.wait_until(&s.pane, "the stopped wait to be dropped", || {
         s.hub_waiters() == 1
     });
     s.type_line(&p2, "echo OTHER_$((1+1))");
     assert_eq!(other.finish(&s).matched_line(), "OTHER_2");
-    signal("-CONT");
+    send_signal("-CONT", &pid);
     let f = stopped.finish(&s);
     assert_eq!(f.code, Some(2), "{} {}", f.stdout, f.stderr);
     assert!(f.stderr.contains("hub"), "{}", f.stderr);
@@ -339,7 +280,7 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
 fn a_relative_socket_path_reaches_the_same_server() {
     let s = TestServer::new();
     // The harness names the socket by its absolute path; this one does not.
-    let mut rel = std::process::Command::new(s.tw().get_program());
+    let mut rel = std::process::Command::new(common::BIN);
     rel.args(["-S", "s"])
         .current_dir(s.dir())
         .env_remove("TMUX")
@@ -371,11 +312,11 @@ fn a_relative_socket_path_reaches_the_same_server() {
 fn waits_coming_and_going_on_a_flooding_pane_keep_the_server_alive() {
     let s = TestServer::new();
     let quiet = s.split();
-    let keep = s.start_wait(&["text", "-t", &quiet, "--json", "--pattern", "never"]);
+    let keep = wait_never(&s, &quiet);
     s.type_line(&s.pane, "while :; do seq 1 100000; done");
     s.wait_for_command(&s.pane, "seq");
     for _ in 0..20 {
-        let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        let w = wait_never(&s, &s.pane);
         // Let output queue up for the hub's client, then leave.
         s.wait_until(&s.pane, "output to flow", || s.hub_waiters() == 2);
         drop(w);
@@ -386,15 +327,7 @@ fn waits_coming_and_going_on_a_flooding_pane_keep_the_server_alive() {
         );
     }
     s.tmux(&["send-keys", "-t", &s.pane, "C-c"]);
-    let w = s.start_wait(&[
-        "text",
-        "-t",
-        &quiet,
-        "--json",
-        "--regex",
-        "--pattern",
-        "^ALIVE_5$",
-    ]);
+    let w = wait_line(&s, &quiet, "^ALIVE_5$");
     s.type_line(&quiet, "echo ALIVE_$((2+3))");
     assert_eq!(w.finish(&s).matched_line(), "ALIVE_5");
     drop(keep);
@@ -422,7 +355,7 @@ fn killing_the_session_ends_its_waits_and_its_hub() {
             .trim()
             .to_owned();
         s.wait_for_prompt(&pane);
-        let w = s.start_wait(&["text", "-t", &pane, "--json", "--pattern", "never"]);
+        let w = wait_never(&s, &pane);
         assert_eq!(s.hub_pids().len(), 1);
         s.tmux(&["kill-session", "-t", "doomed"]);
         let f = w.finish(&s);
