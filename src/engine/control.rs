@@ -174,7 +174,7 @@ impl ControlSource {
         Ok(me)
     }
 
-    /// Ask for the session's panes, to switch off their output.
+    /// Ask for the session's panes, to pause their output for this client.
     fn quiet_other_panes(&mut self, session_id: &str) -> Result<()> {
         let sid = quote(session_id);
         self.send(
@@ -654,8 +654,8 @@ impl ControlSource {
 
 /// The notifications `on_notification` acts on; every other one (client
 /// attach and detach, renames, paste buffers) is dropped on the reader
-/// thread. Output of other panes is switched off at the server, where the
-/// version allows, and dropped here otherwise.
+/// thread. Output of other panes is paused at the server, where the version
+/// allows, and dropped here otherwise.
 pub const NOTIFICATIONS: [&str; 7] = [
     "%window-close",
     "%unlinked-window-close",
