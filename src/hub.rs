@@ -728,7 +728,7 @@ impl Hub {
                 return;
             }
             "%window-add" | "%layout-change" => {
-                // New panes start switched on: switch off those nobody
+                // New panes start switched on: pause those nobody
                 // waits on.
                 self.send_hub(
                     &format!(
