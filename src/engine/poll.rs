@@ -33,8 +33,10 @@ pub struct PollSource {
     signals: Receiver<Event>,
     entry_lines: Vec<String>,
     entry_abs: i64,
-    /// Rows from `base` (absolute index) down, as last seen.
-    known: Vec<String>,
+    /// The rows last looked at, from absolute row `base`; None for a row
+    /// below the cursor that was never reported (it may still be written
+    /// to: a marker written between `state` and `capture` lands there).
+    known: Vec<Option<String>>,
     base: i64,
     last_history: i64,
     saw_output: bool,
@@ -67,7 +69,7 @@ impl PollSource {
         me.last_history = s.history;
         me.saw_alternate = s.alternate;
         let rows = me.capture(s.cursor_y, s.height - 1, false)?;
-        me.known = rows;
+        me.known = rows.into_iter().map(Some).collect();
         me.entry_lines = trim_rows(me.capture(0, s.height - 1, true)?);
         if let Some(ch) = &setup.ready {
             socket.run(["wait-for", "-S", ch])?;
@@ -176,36 +178,40 @@ impl PollSource {
             // History was trimmed or cleared: positions no longer line up.
             // Compare the visible screen with what we last saw at the bottom.
             let rows = self.capture(0, s.height - 1, false)?;
-            let old_tail: Vec<&String> = self.known.iter().rev().take(rows.len()).collect();
+            let old_tail: Vec<Option<&str>> = self
+                .known
+                .iter()
+                .rev()
+                .take(rows.len())
+                .map(Option::as_deref)
+                .collect();
             for (i, row) in rows
                 .iter()
                 .enumerate()
                 .take(usize::try_from(s.cursor_y + 1).unwrap_or(0))
             {
-                let before = old_tail.get(rows.len() - 1 - i).map(|s| s.as_str());
+                let before = old_tail.get(rows.len() - 1 - i).copied().flatten();
                 if before != Some(row.as_str()) && !row.trim().is_empty() {
                     new.push(row.clone());
                 }
             }
             self.base = s.history;
-            self.known = rows;
+            let last = usize::try_from(s.cursor_y).unwrap_or(0);
+            self.known = rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| (i <= last).then_some(r))
+                .collect();
         } else {
             let start = (self.base - s.history).max(-s.history);
             let rows = self.capture(start, s.height - 1, false)?;
             let skip = usize::try_from((start + s.history) - self.base).unwrap_or(0);
             let cursor_row =
                 usize::try_from(s.history + s.cursor_y - (start + s.history)).unwrap_or(0);
-            for (i, row) in rows.iter().enumerate() {
-                let before = self.known.get(i + skip).map(String::as_str);
-                if before != Some(row.as_str())
-                    && (i <= cursor_row || before.is_some())
-                    && !row.trim().is_empty()
-                {
-                    new.push(row.clone());
-                }
-            }
+            let (fresh, known) = compare_rows(&self.known, skip, rows, cursor_row);
+            new = fresh;
             self.base = start + s.history;
-            self.known = rows;
+            self.known = known;
         }
         self.last_history = s.history;
         if !new.is_empty() {
@@ -220,6 +226,38 @@ impl PollSource {
             })
             .collect())
     }
+}
+
+/// Rows captured now against the rows known from the last poll (`skip`
+/// rows further down): the new ones, and what is known from now on. Rows
+/// below `cursor_row` (where the cursor was when the pane's state was read,
+/// just before the capture) count only if they replaced known text; one
+/// that was not reported stays as it was known, because it may have been
+/// written between reading the state and the capture, and is judged at the
+/// next poll.
+fn compare_rows(
+    known: &[Option<String>],
+    skip: usize,
+    rows: Vec<String>,
+    cursor_row: usize,
+) -> (Vec<String>, Vec<Option<String>>) {
+    let mut new = Vec::new();
+    let mut now_known = Vec::with_capacity(rows.len());
+    for (i, row) in rows.into_iter().enumerate() {
+        let before = known.get(i + skip).cloned().flatten();
+        let fresh = before.as_deref() != Some(row.as_str())
+            && (i <= cursor_row || before.is_some())
+            && !row.trim().is_empty();
+        now_known.push(if fresh || i <= cursor_row {
+            Some(row.clone())
+        } else {
+            before
+        });
+        if fresh {
+            new.push(row);
+        }
+    }
+    (new, now_known)
 }
 
 impl PaneSource for PollSource {
@@ -255,5 +293,38 @@ impl PaneSource for PollSource {
         Ok(Final {
             tail: trim_rows(self.capture(start, s.height - 1, true)?),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(r: &[&str]) -> Vec<String> {
+        r.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_row_written_between_state_and_capture_is_reported_next_poll() {
+        let known: Vec<Option<String>> = vec![Some("$ run".into())];
+        // The state saw the cursor on row 0; the marker landed on row 1
+        // before the capture.
+        let (new, known) = compare_rows(&known, 0, rows(&["$ run", "MARK"]), 0);
+        assert!(new.is_empty());
+        // Next poll: the cursor is below it now.
+        let (new, _) = compare_rows(&known, 0, rows(&["$ run", "MARK", ""]), 2);
+        assert_eq!(new, ["MARK"]);
+    }
+
+    #[test]
+    fn rows_below_the_cursor_count_only_when_they_replace_known_text() {
+        let known: Vec<Option<String>> = vec![Some("a".into()), Some("old".into())];
+        let (new, _) = compare_rows(&known, 0, rows(&["a", "old"]), 0);
+        assert!(new.is_empty());
+        let (new, _) = compare_rows(&known, 0, rows(&["a", "changed"]), 0);
+        assert_eq!(new, ["changed"]);
+        // Repeated lines count: rows are compared by position.
+        let (new, _) = compare_rows(&known, 1, rows(&["old", "a"]), 1);
+        assert_eq!(new, ["a"]);
     }
 }
