@@ -96,6 +96,48 @@ fn private_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Remove the directories of servers that are gone (their pid no longer
+/// runs) when they hold nothing but lock files, so servers coming and going
+/// leave nothing behind. One that still holds a record is left alone, and so
+/// is one whose pid was reused.
+fn prune_gone_servers(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("server-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<libc::pid_t>().ok())
+            .filter(|&p| p > 0)
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if !gone {
+            continue;
+        }
+        let Ok(inside) = fs::read_dir(e.path()) else {
+            continue;
+        };
+        let inside: Vec<_> = inside.flatten().map(|f| f.path()).collect();
+        if inside
+            .iter()
+            .all(|f| f.extension().is_some_and(|x| x == "lock") && f.is_file())
+        {
+            for f in &inside {
+                let _ = fs::remove_file(f);
+            }
+            // Fails, harmlessly, if something arrived meanwhile.
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+}
+
 impl Store {
     /// The store of the server identified by its pid and start time.
     pub fn open(server_pid: &str, server_start: &str, socket_path: &Path) -> Result<Store> {
@@ -109,6 +151,9 @@ impl Store {
         let base = base_dir(socket_path)?;
         private_dir(&base)?;
         let dir = base.join(format!("server-{server_pid}-{server_start}"));
+        if !dir.exists() {
+            prune_gone_servers(&base);
+        }
         private_dir(&dir)?;
         Ok(Store { dir })
     }
@@ -308,6 +353,28 @@ pub fn new_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_directories_of_gone_servers_are_pruned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        // pid_max is at most 2^22 on Linux: this pid cannot run.
+        let gone = base.join("server-99999999-1");
+        let gone_locks = base.join("server-99999997-1");
+        let gone_with_records = base.join("server-99999998-1");
+        let alive = base.join(format!("server-{}-1", std::process::id()));
+        for d in [&gone, &gone_locks, &gone_with_records, &alive] {
+            fs::create_dir(d).unwrap();
+        }
+        fs::write(gone_locks.join("listener-61.lock"), "").unwrap();
+        fs::write(gone_with_records.join("watch-1.json"), "{}").unwrap();
+        fs::write(gone_with_records.join("listener-61.lock"), "").unwrap();
+        prune_gone_servers(base);
+        assert!(!gone.exists());
+        assert!(!gone_locks.exists());
+        assert!(gone_with_records.exists());
+        assert!(alive.exists());
+    }
 
     #[test]
     fn records_round_trip_and_stale_ones_go() {
