@@ -24,7 +24,15 @@ fn new_window(s: &TestServer, target: &str) -> String {
 
 /// A text wait on `pane` for a line matching `regex`, armed.
 fn wait_line(s: &TestServer, pane: &str, regex: &str) -> Waiter {
-    s.start_wait(&["text", "-t", pane, "--json", "--regex", "--pattern", regex])
+    wait_line_with(s, s.tw(), pane, regex)
+}
+
+/// The same, run by `cmd` (another environment or socket name).
+fn wait_line_with(s: &TestServer, cmd: std::process::Command, pane: &str, regex: &str) -> Waiter {
+    s.start_wait_cmd(
+        cmd,
+        &["text", "-t", pane, "--json", "--regex", "--pattern", regex],
+    )
 }
 
 /// A text wait on `pane` that never matches, armed.
@@ -204,18 +212,7 @@ fn no_hub_when_turned_off() {
     let s = TestServer::new();
     let mut c = s.tw();
     c.env("TMUX_WAIT_NO_HUB", "1");
-    let w = s.start_wait_cmd(
-        c,
-        &[
-            "text",
-            "-t",
-            &s.pane,
-            "--json",
-            "--regex",
-            "--pattern",
-            "^OWN_1$",
-        ],
-    );
+    let w = wait_line_with(&s, c, &s.pane, "^OWN_1$");
     assert!(s.hub_pids().is_empty(), "{:?}", s.processes_using_socket());
     assert_eq!(clients(&s), 1);
     s.type_line(&s.pane, "echo OWN_$((0+1))");
@@ -286,18 +283,7 @@ fn a_relative_socket_path_reaches_the_same_server() {
         .env_remove("TMUX")
         .env_remove("TMUX_PANE")
         .env("TMPDIR", s.dir());
-    let w = s.start_wait_cmd(
-        rel,
-        &[
-            "text",
-            "-t",
-            &s.pane,
-            "--json",
-            "--regex",
-            "--pattern",
-            "^REL_4$",
-        ],
-    );
+    let w = wait_line_with(&s, rel, &s.pane, "^REL_4$");
     assert_eq!(s.hub_waiters(), 1);
     s.type_line(&s.pane, "echo REL_$((2+2))");
     assert_eq!(w.finish(&s).matched_line(), "REL_4");
