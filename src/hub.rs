@@ -665,9 +665,7 @@ impl Hub {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         let body = body.strip_suffix(b"\r").unwrap_or(body);
         if let Some(block) = &mut self.block {
-            let end = [&b"%end "[..], b"%error "]
-                .iter()
-                .any(|p| body.strip_prefix(*p) == Some(block.guard.as_slice()));
+            let end = crate::tmux::protocol::block_end(body, &block.guard).is_some();
             match block.owner {
                 Owner::Waiter(id) => {
                     if let Some(w) = self.waiters.get_mut(&id) {
@@ -699,12 +697,8 @@ impl Hub {
             });
             return;
         }
-        if let Some(rest) = body.strip_prefix(b"%output %") {
-            let id_end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
-            let num = std::str::from_utf8(&rest[..id_end])
-                .ok()
-                .and_then(|s| s.parse::<u32>().ok());
-            if let Some(ids) = num.and_then(|n| self.subs.get(&n)) {
+        if let Some((num, _)) = crate::tmux::protocol::output_line(body) {
+            if let Some(ids) = self.subs.get(&num) {
                 for id in ids {
                     if let Some(w) = self.waiters.get_mut(id) {
                         w.out.extend_from_slice(line);

@@ -49,6 +49,16 @@ pub enum Event {
 struct IdentifyLock(Option<std::fs::File>);
 
 impl IdentifyLock {
+    /// Shared, for a client about to go (held for milliseconds).
+    fn departing(socket: &Socket, version: Version) -> IdentifyLock {
+        Self::acquire(
+            socket,
+            version,
+            false,
+            Instant::now() + Duration::from_millis(500),
+        )
+    }
+
     /// `exclusive` for an arriving client (it must be alone), shared for a
     /// departing one (departures do not harm each other, only an arrival).
     fn acquire(
@@ -147,12 +157,7 @@ impl RawClient {
 impl Drop for RawClient {
     fn drop(&mut self) {
         self.identifying = None;
-        let departing = IdentifyLock::acquire(
-            &self.socket,
-            self.version,
-            false,
-            Instant::now() + Duration::from_millis(500),
-        );
+        let departing = IdentifyLock::departing(&self.socket, self.version);
         let _ = self.child.kill();
         let _ = self.child.wait();
         drop(departing);
@@ -395,12 +400,7 @@ impl ControlClient {
         let Some(mut child) = self.child.take() else {
             return;
         };
-        let departing = IdentifyLock::acquire(
-            &self.socket,
-            self.version,
-            false,
-            Instant::now() + Duration::from_millis(500),
-        );
+        let departing = IdentifyLock::departing(&self.socket, self.version);
         let _ = child.kill();
         drop(self.stdin.take());
         // The reader reports EOF once the client has closed its stdout,

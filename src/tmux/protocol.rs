@@ -34,6 +34,26 @@ struct Block {
     lines: Vec<String>,
 }
 
+/// Whether `line` ends the reply block opened by `%begin GUARD`: Some(true)
+/// for `%end GUARD`, Some(false) for `%error GUARD`, None otherwise.
+pub fn block_end(line: &[u8], guard: &[u8]) -> Option<bool> {
+    [(&b"%end "[..], true), (&b"%error "[..], false)]
+        .into_iter()
+        .find(|(prefix, _)| line.strip_prefix(*prefix) == Some(guard))
+        .map(|(_, ok)| ok)
+}
+
+/// `%output %PANE DATA`: the pane's number and the still escaped data.
+pub fn output_line(line: &[u8]) -> Option<(u32, &[u8])> {
+    let rest = line.strip_prefix(b"%output %")?;
+    let (id, data) = match rest.iter().position(|&b| b == b' ') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &b""[..]),
+    };
+    let pane = std::str::from_utf8(id).ok()?.parse().ok()?;
+    Some((pane, data))
+}
+
 impl Decoder {
     pub fn new() -> Self {
         Self::default()
@@ -43,14 +63,10 @@ impl Decoder {
     pub fn feed(&mut self, line: &[u8]) -> Option<Message> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(block) = &mut self.block {
-            for (prefix, ok) in [(&b"%end "[..], true), (&b"%error "[..], false)] {
-                if let Some(rest) = line.strip_prefix(prefix)
-                    && rest == block.guard.as_slice()
-                {
-                    let lines = std::mem::take(&mut block.lines);
-                    self.block = None;
-                    return Some(Message::Reply { ok, lines });
-                }
+            if let Some(ok) = block_end(line, &block.guard) {
+                let lines = std::mem::take(&mut block.lines);
+                self.block = None;
+                return Some(Message::Reply { ok, lines });
             }
             block.lines.push(String::from_utf8_lossy(line).into_owned());
             return None;
@@ -62,18 +78,11 @@ impl Decoder {
             });
             return None;
         }
-        if let Some(rest) = line.strip_prefix(b"%output %") {
-            let split = rest.iter().position(|&b| b == b' ');
-            let (id, data) = match split {
-                Some(i) => (&rest[..i], &rest[i + 1..]),
-                None => (rest, &b""[..]),
-            };
-            if let Some(pane) = std::str::from_utf8(id).ok().and_then(|s| s.parse().ok()) {
-                return Some(Message::Output {
-                    pane,
-                    data: unescape(data),
-                });
-            }
+        if let Some((pane, data)) = output_line(line) {
+            return Some(Message::Output {
+                pane,
+                data: unescape(data),
+            });
         }
         if line == b"%exit" {
             return Some(Message::Exit { reason: None });
