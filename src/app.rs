@@ -166,7 +166,7 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             let ok = a.id.len() <= 64 && a.id.bytes().all(|b| b.is_ascii_alphanumeric());
             let r = if ok {
                 common(socket, &Some(a.target.clone()), &a.timeout, None, &opts)
-                    .and_then(|c| command::follow_run(&c, &a.id, a.ready.clone()))
+                    .and_then(|c| command::follow_run(&c, &a.id, a.mark.clone()))
             } else {
                 Err(Error::usage("invalid run id"))
             };
@@ -175,13 +175,14 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
-        Command::Hub(a) => {
-            let version = crate::tmux::Version::parse(&a.tmux_version);
-            match crate::hub::serve(&socket, &a.session, version) {
-                Ok(()) => exit::OK,
-                Err(e) => fail(&e, false),
-            }
-        }
+        Command::Hub(_) => match crate::hub::serve(&socket) {
+            Ok(()) => exit::OK,
+            Err(e) => fail(&e, false),
+        },
+        Command::PipeFeed(a) => match crate::hub::pipe_feed(&socket, &a.token) {
+            Ok(()) => exit::OK,
+            Err(e) => fail(&e, false),
+        },
         Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
@@ -360,7 +361,7 @@ fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
             matching,
             timeout: a.timeout.clone(),
             interval: "50ms".into(),
-            engine: Engine::Control,
+            engine: Engine::Stream,
             ready: None,
             json: false,
         };
@@ -438,7 +439,7 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
         timeout: effective_timeout(timeout, ceiling),
         engine: match a.engine {
             Engine::Auto => EngineKind::Auto,
-            Engine::Control => EngineKind::Control,
+            Engine::Stream => EngineKind::Stream,
             Engine::Poll => EngineKind::Poll,
         },
         interval,

@@ -70,9 +70,12 @@ pub enum Command {
     /// Follow a command typed by run after run returned (started by run)
     #[command(hide = true)]
     FollowRun(FollowRunArgs),
-    /// Share one control client per session among text waits (started by them)
+    /// Read panes for every wait of the server, through pipe-pane (started by the waits)
     #[command(hide = true)]
     Hub(HubArgs),
+    /// Hand a pane's pipe to the hub (run by tmux's pipe-pane)
+    #[command(hide = true)]
+    PipeFeed(PipeFeedArgs),
     /// Wait for text, for the running command to finish, or for the pane to go quiet, then report: status line, message, bell, desktop notification, hook, channel
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
@@ -212,11 +215,11 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct HubArgs {
-    #[arg(long, value_name = "ID")]
-    pub session: String,
-    #[arg(long, value_name = "VERSION")]
-    pub tmux_version: String,
+pub struct HubArgs {}
+
+#[derive(Debug, Args)]
+pub struct PipeFeedArgs {
+    pub token: String,
 }
 
 #[derive(Debug, Args)]
@@ -229,8 +232,9 @@ pub struct FollowRunArgs {
     pub save_to: Option<PathBuf>,
     #[arg(long, value_name = "DUR", default_value = "24h")]
     pub timeout: String,
-    #[arg(long, value_name = "CHANNEL")]
-    pub ready: Option<String>,
+    /// Join the pane's stream marked with this token (see `hub`)
+    #[arg(long, value_name = "TOKEN")]
+    pub mark: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -265,11 +269,12 @@ pub struct OutputArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Engine {
-    /// Control mode where it works, else polling
+    /// The stream, or polling where another program pipes the pane
     Auto,
-    /// A tmux control-mode client streams the pane's output (events)
-    Control,
-    /// capture-pane every --interval (the peer's way)
+    /// The pane's output as tmux reads it, through pipe-pane (no client attached)
+    #[value(alias = "control")]
+    Stream,
+    /// capture-pane every --interval (as libtmux-mcp does)
     Poll,
 }
 

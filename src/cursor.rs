@@ -9,7 +9,6 @@
 //! place again; when it is gone the cursor says that lines were missed
 //! instead of guessing which ones.
 
-use crate::engine::control::Geometry;
 use std::hash::{Hash, Hasher};
 use unicode_width::UnicodeWidthChar;
 
@@ -18,6 +17,20 @@ use unicode_width::UnicodeWidthChar;
 const MARGIN: i64 = 64;
 
 pub const OPTION_PREFIX: &str = "@tmux-wait-cursor-";
+
+/// A pane's size and where its cursor and history stand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Geometry {
+    pub history_size: i64,
+    pub history_limit: i64,
+    pub height: i64,
+    pub width: i64,
+    pub cursor_x: i64,
+    pub cursor_y: i64,
+}
+
+/// What [`capture_start`] needs to guess where a cursor's place is now.
+pub const GEOMETRY_FORMAT: &str = "#{history_size}\t#{history_limit}\t#{cursor_y}\t#{pane_height}";
 
 /// Cursor names: what a pane option name can hold safely.
 pub fn validate_name(name: &str) -> crate::error::Result<()> {

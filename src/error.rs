@@ -52,6 +52,9 @@ pub enum Kind {
     NotAtPrompt,
     /// `run`: another run is typing into the same pane.
     Busy,
+    /// Another program pipes the pane's output (`pipe-pane`), before the
+    /// wait or during it; tmux-wait leaves that pipe alone.
+    PipeBusy,
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
 }
@@ -71,6 +74,7 @@ impl Kind {
             Kind::Io => "io_error",
             Kind::NotAtPrompt => "not_at_prompt",
             Kind::Busy => "busy",
+            Kind::PipeBusy => "pipe_busy",
             Kind::Interrupted(_) => "interrupted",
         }
     }

@@ -5,15 +5,16 @@
 //! wait registers where events should go. A signal that arrives before any
 //! wait has registered is kept and delivered on registration.
 
-use crate::tmux::control::Event;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::mpsc::Sender;
+
+/// Where a signal goes: the current wait's wake-up.
+type Route = Box<dyn Fn(i32) + Send>;
 
 static PENDING: AtomicI32 = AtomicI32::new(0);
-static ROUTE: Mutex<Option<Sender<Event>>> = Mutex::new(None);
+static ROUTE: Mutex<Option<Route>> = Mutex::new(None);
 
 /// Start handling the signals. Call once, early in `main`.
 pub fn install() -> std::io::Result<()> {
@@ -24,23 +25,24 @@ pub fn install() -> std::io::Result<()> {
             for sig in signals.forever() {
                 PENDING.store(sig, Ordering::SeqCst);
                 if let Ok(route) = ROUTE.lock()
-                    && let Some(tx) = route.as_ref()
+                    && let Some(deliver) = route.as_ref()
                 {
-                    let _ = tx.send(Event::Signal(sig));
+                    deliver(sig);
                 }
             }
         })?;
     Ok(())
 }
 
-/// Deliver signals to `tx` from now on (and one that already arrived).
-pub fn route_to(tx: Sender<Event>) {
+/// Deliver signals to `deliver` from now on (and one that already
+/// arrived).
+pub fn route_to(deliver: impl Fn(i32) + Send + 'static) {
     if let Ok(mut route) = ROUTE.lock() {
         let sig = PENDING.load(Ordering::SeqCst);
         if sig != 0 {
-            let _ = tx.send(Event::Signal(sig));
+            deliver(sig);
         }
-        *route = Some(tx);
+        *route = Some(Box::new(deliver));
     }
 }
 

@@ -1,24 +1,70 @@
 //! Turns a pane into a stream of new lines to judge. Two sources behind one
-//! interface: the control-mode engine (events, the default) and the polling
-//! fallback (`capture-pane` every interval, like the peer).
+//! interface: the stream engine (the pane's own bytes through `pipe-pane`
+//! and the hub, the default) and the polling fallback (`capture-pane` every
+//! interval, as libtmux-mcp does), used where another program pipes the
+//! pane already.
 
-pub mod control;
 pub mod pidwatch;
 pub mod poll;
 pub mod shell;
+pub mod stream;
 pub mod vt;
 
-use crate::error::Result;
+use crate::error::{Kind, Result};
+use crate::hub::EndReason;
+use crate::tmux::{PaneInfo, Socket};
 use std::time::{Duration, Instant};
 pub use vt::Candidate;
 
 /// Which engine a wait uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
-    /// Control mode, or polling where control mode cannot attach.
+    /// The stream, or polling where another program pipes the pane.
     Auto,
-    Control,
+    Stream,
     Poll,
+}
+
+/// What wakes a wait up.
+#[derive(Debug)]
+pub enum Event {
+    /// Bytes the pane's program wrote, and when they arrived.
+    Data(Vec<u8>, Instant),
+    /// The hub's answer to `sync N`.
+    Synced(u64),
+    /// A wait that asked for this token joined the pane's stream here.
+    Mark(String),
+    /// The pane's stream ended.
+    End(EndReason),
+    /// The hub's connection broke.
+    HubLost,
+    /// SIGINT, SIGTERM or SIGHUP.
+    Signal(i32),
+    /// The pane's process exited.
+    PaneExited,
+    /// A helper process (a `wait-for` client) ended.
+    Eof,
+}
+
+/// Open the source `kind` names for `pane`; `Auto` falls back to polling
+/// when another program pipes the pane.
+pub fn open_source(
+    kind: EngineKind,
+    socket: &Socket,
+    pane: &PaneInfo,
+    setup: &Setup,
+) -> Result<Box<dyn PaneSource>> {
+    match kind {
+        EngineKind::Poll => Ok(Box::new(poll::PollSource::open(socket, pane, setup)?)),
+        EngineKind::Stream => Ok(Box::new(stream::StreamSource::open(socket, pane, setup)?)),
+        EngineKind::Auto => match stream::StreamSource::open(socket, pane, setup) {
+            Ok(s) => Ok(Box::new(s)),
+            Err(e) if e.kind == Kind::PipeBusy => {
+                Ok(Box::new(poll::PollSource::open(socket, pane, setup)?))
+            }
+            Err(e) => Err(e),
+        },
+    }
 }
 
 /// What every engine needs to start.
@@ -34,11 +80,11 @@ pub struct Setup {
     /// output), instead of every state a line passed through (text waits).
     pub final_lines: bool,
     /// Read this pane option (a cursor) first and capture the history from
-    /// where it points, as part of the entry state (control engine only).
+    /// where it points, as part of the entry state (stream engine only).
     pub cursor_option: Option<String>,
-    /// Share the session's control client through the hub (control engine
-    /// only; see `hub`). Only for waits that send nothing but queries.
-    pub shared: bool,
+    /// Join the pane's stream at this point of every other wait's stream on
+    /// it, marked with this token (stream engine only; see `hub`).
+    pub mark: Option<String>,
 }
 
 /// How the pane looked at the end.
@@ -60,7 +106,7 @@ pub trait PaneSource {
     /// The pane was on the alternate screen at some point.
     fn saw_alternate(&self) -> bool;
     /// Shell prompts that came back, and the last exit status reported
-    /// (control engine only; polling cannot see them).
+    /// (stream engine only; polling cannot see them).
     fn prompts(&self) -> (u32, Option<i32>) {
         (0, None)
     }

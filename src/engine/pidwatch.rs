@@ -6,14 +6,11 @@
 //! us instead: a pidfd (Linux 5.3+) becomes readable when the process exits.
 //! A respawn kills the old process first, so this covers both.
 
-use crate::tmux::control::Event;
-use std::sync::mpsc::Sender;
-
-/// Send `Event::PaneExited` on `tx` when process `pid` exits. Returns false
-/// where this cannot be watched (not Linux, no pidfd, another pid namespace),
-/// and the caller falls back to asking tmux periodically.
+/// Call `exited` when process `pid` exits. Returns false where this cannot
+/// be watched (not Linux, no pidfd, another pid namespace), and the caller
+/// falls back to asking tmux periodically.
 #[cfg(target_os = "linux")]
-pub fn watch(pid: u32, tx: Sender<Event>) -> bool {
+pub fn watch(pid: u32, exited: impl FnOnce() + Send + 'static) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -25,7 +22,7 @@ pub fn watch(pid: u32, tx: Sender<Event>) -> bool {
     if fd < 0 {
         // ESRCH: it has already exited; anything else: unsupported.
         if std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
-            let _ = tx.send(Event::PaneExited);
+            exited();
             return true;
         }
         return false;
@@ -39,11 +36,14 @@ pub fn watch(pid: u32, tx: Sender<Event>) -> bool {
                 events: libc::POLLIN,
                 revents: 0,
             };
+            let mut exited = Some(exited);
             loop {
                 // SAFETY: one valid pollfd, owned by this thread.
                 let r = unsafe { libc::poll(&mut p, 1, -1) };
                 if r > 0 {
-                    let _ = tx.send(Event::PaneExited);
+                    if let Some(f) = exited.take() {
+                        f();
+                    }
                     break;
                 }
                 if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
@@ -57,7 +57,7 @@ pub fn watch(pid: u32, tx: Sender<Event>) -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn watch(_pid: u32, _tx: Sender<Event>) -> bool {
+pub fn watch(_pid: u32, _exited: impl FnOnce() + Send + 'static) -> bool {
     false
 }
 
@@ -73,9 +73,10 @@ mod tests {
             .spawn()
             .unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
-        assert!(watch(child.id(), tx));
-        let ev = rx.recv_timeout(Duration::from_secs(10)).unwrap();
-        assert!(matches!(ev, Event::PaneExited));
+        assert!(watch(child.id(), move || {
+            let _ = tx.send(());
+        }));
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
         child.wait().unwrap();
     }
 }

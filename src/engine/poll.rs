@@ -1,5 +1,6 @@
-//! The polling engine: `capture-pane` every interval, as the peer does, for
-//! servers where a control client cannot attach.
+//! The polling engine: `capture-pane` every interval, as libtmux-mcp does,
+//! for panes whose output another program pipes already (a pane has one
+//! pipe, and tmux-wait never takes a user's).
 //!
 //! It compares rows by position (counted from the oldest history line), not
 //! by value, so a repeated identical line is still new. What it cannot do,
@@ -8,10 +9,9 @@
 //! is missed, typed echo is not told apart, and rows are matched one by one
 //! (a marker split across a wrap is not joined).
 
-use super::{Candidate, Final, PaneSource, Setup, pane_fields, trim_rows};
+use super::{Candidate, Event, Final, PaneSource, Setup, pane_fields, trim_rows};
 use crate::error::{Error, Kind, Result};
 use crate::signals;
-use crate::tmux::control::Event;
 use crate::tmux::{PaneInfo, Socket};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -46,7 +46,9 @@ pub struct PollSource {
 impl PollSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
         let (tx, rx) = mpsc::channel();
-        signals::route_to(tx);
+        signals::route_to(move |sig| {
+            let _ = tx.send(Event::Signal(sig));
+        });
         let mut me = PollSource {
             socket: socket.clone(),
             pane: pane.clone(),

@@ -139,6 +139,31 @@ fn parse_start_ticks(stat: &str) -> Option<u64> {
     after.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// The columns of the pane's terminal, as tmux set them (`TIOCGWINSZ`):
+/// how a resize is noticed without asking tmux. The terminal is opened for
+/// the moment of the call only (holding it open would keep tmux from
+/// seeing the pane's program end).
+pub fn tty_width(tty: &str) -> Option<usize> {
+    use std::os::fd::AsRawFd;
+    if !tty.starts_with("/dev/") {
+        return None;
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+        .ok()?;
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into `ws`.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
 fn raw_mode(tty: &str) -> Option<bool> {
     if !tty.starts_with("/dev/") {
         return None;

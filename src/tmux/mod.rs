@@ -1,8 +1,8 @@
-//! The one seam to tmux: which server, running commands against it, and the
-//! control-mode connection (in `control`). Knows processes and bytes, no
-//! wait logic.
+//! The one seam to tmux: which server, running commands against it (one
+//! command, or a list run back to back), pane formats and their parsers,
+//! the version. Knows processes and bytes, no wait logic. tmux-wait never
+//! attaches a client to a session (see `hub` for why).
 
-pub mod control;
 pub mod protocol;
 
 use crate::error::{Error, Kind, Result};
@@ -108,6 +108,33 @@ impl Socket {
         S: AsRef<std::ffi::OsStr>,
     {
         self.run_inner(args, Some(input))
+    }
+
+    /// Run `cmds` as one command list in one tmux client and return each
+    /// one's output. tmux runs a list back to back, without reading any
+    /// pane in between (none of these commands may block), so the replies
+    /// describe one moment. Each reply is found by a line of 64 random bits
+    /// printed before it, which no pane's text can forge.
+    pub fn batch(&self, cmds: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
+        let nonce = crate::state::random_id();
+        let mut args: Vec<String> = Vec::new();
+        for (i, c) in cmds.iter().enumerate() {
+            args.extend([
+                "display-message".into(),
+                "-p".into(),
+                format!("{nonce}:{i}"),
+            ]);
+            args.push(";".into());
+            args.extend(c.iter().cloned());
+            args.push(";".into());
+        }
+        args.extend([
+            "display-message".into(),
+            "-p".into(),
+            format!("{nonce}:end"),
+        ]);
+        let lines = self.run(&args)?;
+        split_replies(&lines, &nonce, cmds.len())
     }
 
     fn run_inner<I, S>(&self, args: I, input: Option<&str>) -> Result<Vec<String>>
@@ -263,6 +290,97 @@ pub fn classify_failure(stderr: &str) -> Error {
     Error::new(kind, format!("tmux: {msg}"))
 }
 
+/// Split the output of a command list whose replies are each led by a
+/// `NONCE:I` line and which ends with `NONCE:end`.
+pub fn split_replies(lines: &[String], nonce: &str, n: usize) -> Result<Vec<Vec<String>>> {
+    let mut out: Vec<Vec<String>> = Vec::with_capacity(n);
+    let mut ended = false;
+    let mut cur: Option<Vec<String>> = None;
+    for l in lines {
+        if let Some(tag) = l.strip_prefix(nonce).and_then(|r| r.strip_prefix(':')) {
+            if let Some(c) = cur.take() {
+                out.push(c);
+            }
+            if tag == "end" {
+                ended = true;
+                break;
+            }
+            if tag != out.len().to_string() {
+                break;
+            }
+            cur = Some(Vec::new());
+        } else if let Some(c) = &mut cur {
+            c.push(l.clone());
+        }
+    }
+    if !ended || out.len() != n {
+        return Err(Error::new(
+            Kind::Tmux,
+            format!("tmux answered {} of {n} commands", out.len()),
+        ));
+    }
+    Ok(out)
+}
+
+/// What an entry needs to know of a pane, in one format.
+pub const PANE_STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}\t#{cursor_x}\t#{cursor_y}\t#{alternate_on}\t#{history_size}\t#{history_limit}\t#{pane_height}\t#{pane_tty}";
+
+/// A pane's state, from [`PANE_STATE_FORMAT`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneState {
+    pub pane_id: String,
+    pub pane_pid: u32,
+    pub dead: bool,
+    pub width: u32,
+    pub cursor_x: u32,
+    pub cursor_y: u32,
+    pub alternate_on: bool,
+    pub history_size: u64,
+    pub history_limit: u64,
+    pub height: u32,
+    pub tty: String,
+}
+
+impl PaneState {
+    /// Parse a reply; a malformed one is an error that quotes it.
+    pub fn parse(reply: &[String]) -> Result<PaneState> {
+        let line = reply.first().map(String::as_str).unwrap_or("");
+        let bad = || {
+            Error::new(
+                Kind::Tmux,
+                format!(
+                    "unexpected pane state from tmux: {:?}",
+                    line.escape_debug().to_string()
+                ),
+            )
+        };
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 11 || !f[0].starts_with('%') {
+            return Err(bad());
+        }
+        let num = |s: &str| s.parse::<u64>().map_err(|_| bad());
+        let small = |s: &str| s.parse::<u32>().map_err(|_| bad());
+        let flag = |s: &str| match s {
+            "1" => Ok(true),
+            "0" | "" => Ok(false),
+            _ => Err(bad()),
+        };
+        Ok(PaneState {
+            pane_id: f[0].to_owned(),
+            pane_pid: small(f[1])?,
+            dead: flag(f[2])?,
+            width: small(f[3])?.max(1),
+            cursor_x: small(f[4])?,
+            cursor_y: small(f[5])?,
+            alternate_on: flag(f[6])?,
+            history_size: num(f[7])?,
+            history_limit: num(f[8])?,
+            height: small(f[9])?.max(1),
+            tty: f[10].to_owned(),
+        })
+    }
+}
+
 /// A tmux version as `(major, minor)`; `3.3a` is `(3, 3)`, `next-3.4` is
 /// `(3, 4)`, `master` is taken as the newest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -289,16 +407,13 @@ impl Version {
         }
     }
 
-    /// `attach -f` and `refresh-client -A` exist from 3.2.
-    pub fn has_client_flags(self) -> bool {
-        self >= Version(3, 2)
-    }
+    /// The oldest tmux tmux-wait supports: what the hub relies on
+    /// (`pipe-pane -I -O`, `if-shell -F` inserting its commands in place,
+    /// pane user options, `display-menu`) is all there in 3.2.
+    pub const OLDEST: Version = Version(3, 2);
 
-    /// Before 3.7 the server notifies a control client that has not
-    /// finished identifying (and crashes doing so) when another client
-    /// detaches meanwhile: tmux GitHub issue 4980.
-    pub fn notifies_half_identified_clients(self) -> bool {
-        self < Version(3, 7)
+    pub fn supported(self) -> bool {
+        self >= Self::OLDEST
     }
 }
 
@@ -394,8 +509,9 @@ mod tests {
         assert_eq!(Version::parse("tmux 3.2"), Version(3, 2));
         assert_eq!(Version::parse("next-3.4"), Version(3, 4));
         assert_eq!(Version::parse("2.9a"), Version(2, 9));
-        assert!(Version::parse("master").has_client_flags());
-        assert!(!Version::parse("3.1c").has_client_flags());
+        assert!(Version::parse("master").supported());
+        assert!(Version::parse("3.2a").supported());
+        assert!(!Version::parse("3.1c").supported());
     }
 
     #[test]
@@ -405,6 +521,34 @@ mod tests {
         assert_eq!(p.session_id, "$1");
         assert!(!p.pane_dead);
         assert_eq!(PaneInfo::parse("garbage"), None);
+    }
+
+    #[test]
+    fn replies_are_split_by_their_nonce() {
+        let l = |a: &[&str]| a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let out =
+            split_replies(&l(&["N:0", "a", "b", "N:1", "N:2", "c", "N:end"]), "N", 3).unwrap();
+        assert_eq!(out, vec![l(&["a", "b"]), l(&[]), l(&["c"])]);
+        // A pane line that looks like another nonce is text.
+        let out = split_replies(&l(&["N:0", "M:1", "N:end"]), "N", 1).unwrap();
+        assert_eq!(out, vec![l(&["M:1"])]);
+        assert!(split_replies(&l(&["N:0", "a"]), "N", 1).is_err());
+        assert!(split_replies(&l(&["N:0", "N:end"]), "N", 2).is_err());
+        assert!(split_replies(&l(&["N:1", "N:end"]), "N", 1).is_err());
+    }
+
+    #[test]
+    fn pane_state() {
+        let l = vec!["%3\t123\t0\t80\t2\t5\t0\t100\t2000\t24\t/dev/pts/4".to_owned()];
+        let s = PaneState::parse(&l).unwrap();
+        assert_eq!(
+            (s.width, s.cursor_x, s.cursor_y, s.history_size),
+            (80, 2, 5, 100)
+        );
+        assert_eq!(s.tty, "/dev/pts/4");
+        let err = PaneState::parse(&["%3\tx".to_owned()]).unwrap_err();
+        assert!(err.message.contains("%3"), "{}", err.message);
+        assert!(PaneState::parse(&[]).is_err());
     }
 
     #[test]

@@ -17,10 +17,10 @@
 //! the ghost exists: the client prints a line just before its `wait-for`,
 //! which reaches us only once the registration is made (see `ARMED`).
 
+use crate::engine::Event;
 use crate::error::{Error, Kind, Result};
 use crate::report::{ChannelOutcome, ChannelResult, seconds};
 use crate::signals;
-use crate::tmux::control::Event;
 use crate::tmux::{Socket, classify_failure};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitStatus, waitpid};
@@ -124,7 +124,12 @@ impl ChannelWaiter {
         // std's Child is reaped by the thread below; dropping it does not wait.
         drop(child);
         let (tx, rx) = mpsc::channel::<Event>();
-        signals::route_to(tx.clone());
+        {
+            let tx = tx.clone();
+            signals::route_to(move |sig| {
+                let _ = tx.send(Event::Signal(sig));
+            });
+        }
         let (done_tx, done) = mpsc::channel();
         let armed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let armed_flag = armed.clone();

@@ -14,12 +14,11 @@
 use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
 use crate::engine::Setup;
-use crate::engine::control::ControlSource;
 use crate::engine::shell;
+use crate::engine::stream::StreamSource;
 use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::error::{Error, Kind, Result};
 use crate::report::{OutputResult, RunResult, seconds};
-use crate::tmux::protocol::quote;
 use crate::tmux::{PaneInfo, Socket, resolve_pane};
 use regex::Regex;
 use std::fs::File;
@@ -132,9 +131,9 @@ struct Finish {
     source: &'static str,
 }
 
-/// One pane followed through a control-mode client, gathering lines.
+/// One pane followed through its stream, gathering lines.
 struct Follow {
-    src: ControlSource,
+    src: StreamSource,
     socket: Socket,
     pane: PaneInfo,
     lines: Lines,
@@ -167,6 +166,7 @@ impl Follow {
         req: &Common,
         cursor_option: Option<String>,
         ready: Option<String>,
+        mark: Option<String>,
         deadline: Instant,
     ) -> Result<Follow> {
         let pane = resolve_pane(&req.socket, req.target.as_deref())?;
@@ -176,10 +176,18 @@ impl Follow {
             deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
             final_lines: true,
             cursor_option,
-            // Output and run send commands the hub does not pass on.
-            shared: false,
+            mark,
         };
-        let src = ControlSource::open(&req.socket, &pane, &setup)?;
+        let src = StreamSource::open(&req.socket, &pane, &setup).map_err(|e| match e.kind {
+            Kind::PipeBusy => Error::new(
+                Kind::PipeBusy,
+                format!(
+                    "another program pipes pane {}'s output (pipe-pane), and run and output read the pane through a pipe of their own; tmux-wait leaves that pipe alone (text waits fall back to polling there)",
+                    pane.pane_id
+                ),
+            ),
+            _ => e,
+        })?;
         let pane = src.pane().clone();
         let shell_name = shell::program_name(pane.pane_pid).unwrap_or_default();
         let prompt_re = match &req.prompt {
@@ -274,14 +282,13 @@ impl Follow {
                 None => Fg::Unknown,
             };
         }
-        let t = quote(&self.pane.pane_id);
-        let asked = self.src.query_all(
-            &[format!(
-                "display-message -p -t {t} {}",
-                quote("#{pane_current_command}")
-            )],
-            Instant::now() + Duration::from_secs(5),
-        );
+        let asked = self.src.query_all(&[argv(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.pane.pane_id,
+            "#{pane_current_command}",
+        ])]);
         let cmd = match asked {
             Ok(r) => r[0].first().cloned().unwrap_or_default(),
             Err(_) => return Fg::Unknown,
@@ -410,17 +417,19 @@ impl Follow {
         show_partial: bool,
         pending: Option<String>,
     ) -> Result<Option<String>> {
-        let t = quote(&self.pane.pane_id);
+        let t = self.pane.pane_id.clone();
         let deadline = Instant::now() + Duration::from_secs(5);
         let fmt = "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
-        let replies = self.src.query_all(
+        // Taken where the stream stands (on a pane that keeps writing, as
+        // close to it as a few attempts get: see README, limits).
+        let (replies, _) = self.src.aligned_query(
             &[
-                format!("display-message -p -t {t} {}", quote(fmt)),
-                format!("capture-pane -p -t {t} -S -2 -E -"),
+                argv(&["display-message", "-p", "-t", &t, fmt]),
+                argv(&["capture-pane", "-p", "-t", &t, "-S", "-2", "-E", "-"]),
             ],
             deadline,
         )?;
-        // Output up to the reply is in the grid the reply describes.
+        // Output up to the replies is in the grid they describe.
         let items = self.src.take_items();
         // (lines after a finish are the next prompt's: not taken)
         self.absorb(items);
@@ -486,9 +495,11 @@ pub fn wrapper(id: &str, command: &str) -> String {
     )
 }
 
-/// POSIX single quoting: `'` becomes `'\''`.
-pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+pub use crate::tmux::protocol::sh_quote;
+
+/// A tmux command's arguments.
+fn argv(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
 }
 
 fn validate_command(command: &str) -> Result<()> {
@@ -530,20 +541,19 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let c = &req.common;
     let deadline = start + c.timeout;
     validate_command(&req.command)?;
-    let mut f = Follow::open(c, None, None, deadline)?;
+    let mut f = Follow::open(c, None, None, None, deadline)?;
     let pane_id = f.pane.pane_id.clone();
     // Held until the command has started: then the prompt is no longer
     // there for another run to type into.
     let mut lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
     // The check is made on the state after the lock: re-read it.
-    let mode = f.src.query_all(
-        &[format!(
-            "display-message -p -t {} {}",
-            quote(&pane_id),
-            quote("#{pane_in_mode}\t#{alternate_on}")
-        )],
-        Instant::now() + Duration::from_secs(5),
-    )?;
+    let mode = f.src.query_all(&[argv(&[
+        "display-message",
+        "-p",
+        "-t",
+        &pane_id,
+        "#{pane_in_mode}\t#{alternate_on}",
+    ])])?;
     let mode = mode[0].first().cloned().unwrap_or_default();
     if mode.starts_with('1') {
         return Err(Error::new(
@@ -694,20 +704,20 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
 
 /// The command goes on after `run` returns: start a follower that keeps
 /// --save-to up to date and records the exit status for `output`, and hand
-/// over to it without a gap or an overlap. The follower signals a channel in
-/// the same batch as its entry state; this client waits for that signal over
-/// its own connection, so its stream up to the wake is exactly the output
-/// before the follower's, and the follower's is everything after.
+/// over to it without a gap or an overlap. The follower joins the pane's
+/// stream at the hub with a token, and the hub puts that token into this
+/// wait's stream at the point the follower's starts: what comes before it
+/// is ours, everything after is the follower's.
 fn handoff(f: &mut Follow, c: &Common, id: &str) {
-    let ch = format!("tmux-wait-handoff-{}", crate::state::random_id());
+    let token = crate::state::random_id();
     let mut args = vec![
         "follow-run",
         "-t",
         f.pane.pane_id.as_str(),
         "--id",
         id,
-        "--ready",
-        ch.as_str(),
+        "--mark",
+        token.as_str(),
     ];
     let save = c.save_to.as_ref().map(|p| p.to_string_lossy().into_owned());
     if let Some(p) = &save {
@@ -720,15 +730,13 @@ fn handoff(f: &mut Follow, c: &Common, id: &str) {
             return;
         }
     };
-    let waited = f.src.query_all(
-        &[format!("wait-for {}", quote(&ch))],
-        Instant::now() + Duration::from_secs(5),
-    );
+    let joined = f
+        .src
+        .until_mark(&token, Instant::now() + Duration::from_secs(5));
     let items = f.src.take_items();
     f.absorb(items);
-    if waited.is_err() {
-        // Release our own wait-for, stop the follower: no handoff.
-        let _ = c.socket.run(["wait-for", "-S", &ch]);
+    if !matches!(joined, Ok(true)) {
+        // No handoff: stop the follower.
         crate::state::terminate(pid);
         eprintln!(
             "tmux-wait: the run follower did not start; --save-to and the exit status stop here"
@@ -746,8 +754,13 @@ fn handoff(f: &mut Follow, c: &Common, id: &str) {
 /// At entry, for a run a cursor left pending: its end mark (arriving now),
 /// the status its follower stored, or the shell back at its prompt.
 fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> Result<()> {
-    let t = quote(&f.pane.pane_id);
-    let ask = format!("show-options -pqv -t {t} {}", quote(&exit_option(id)));
+    let ask = argv(&[
+        "show-options",
+        "-pqv",
+        "-t",
+        &f.pane.pane_id,
+        &exit_option(id),
+    ]);
     // The follower writes the status a few milliseconds after the end mark;
     // while it lives, give it that long.
     let patience = Instant::now() + Duration::from_secs(2);
@@ -755,10 +768,7 @@ fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> Result<()> {
         // Looked at before the option: a follower gone by then has written
         // it already, if it ever will.
         let alive = follower_alive(id);
-        let v = f.src.query_all(
-            std::slice::from_ref(&ask),
-            Instant::now() + Duration::from_secs(5),
-        )?;
+        let v = f.src.query_all(std::slice::from_ref(&ask))?;
         // Output that came meanwhile may hold the end mark itself.
         let items = f.src.take_items();
         f.absorb(items);
@@ -810,9 +820,9 @@ pub fn exit_option(id: &str) -> String {
 /// `tmux-wait follow-run`: started by a `run` that returned before its
 /// command ended; follows the pane until the command's end mark, appending
 /// its output to --save-to, then stores the status for `output`.
-pub fn follow_run(common: &Common, id: &str, ready: Option<String>) -> Result<()> {
+pub fn follow_run(common: &Common, id: &str, mark: Option<String>) -> Result<()> {
     let deadline = Instant::now() + common.timeout;
-    let mut f = Follow::open(common, None, ready, deadline)?;
+    let mut f = Follow::open(common, None, None, mark, deadline)?;
     // Listed by `tmux-wait list` (kind "run"), ended by `tmux-wait cancel`.
     let store = crate::waits::watch::store_for(&common.socket)?;
     let watch_id = crate::state::new_id();
@@ -870,7 +880,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         None => None,
     };
     let option = cursor::option_name(&c.cursor);
-    let mut f = Follow::open(c, Some(option), req.ready.clone(), deadline)?;
+    let mut f = Follow::open(c, Some(option), req.ready.clone(), None, deadline)?;
     f.saver = saver;
     let pid = f.pane.pane_pid;
     let rec = Record::parse(f.src.cursor_value());

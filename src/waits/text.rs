@@ -1,8 +1,6 @@
 //! `tmux-wait text`: wait for new output in a pane to match.
 
-use crate::engine::control::ControlSource;
-use crate::engine::poll::PollSource;
-use crate::engine::{EngineKind, PaneSource, Setup};
+use crate::engine::{EngineKind, PaneSource, Setup, open_source};
 use crate::error::{Kind, Result};
 use crate::matcher::{PatternList, Verdict, judge};
 use crate::report::{Outcome, TextResult, bound_lines, seconds};
@@ -63,20 +61,9 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         deadline: deadline.max(start + SETUP_TIME),
         final_lines: false,
         cursor_option: None,
-        shared: true,
+        mark: None,
     };
-    let mut src: Box<dyn PaneSource> = match req.engine {
-        EngineKind::Control => Box::new(ControlSource::open(&req.socket, &pane, &setup)?),
-        EngineKind::Poll => Box::new(PollSource::open(&req.socket, &pane, &setup)?),
-        EngineKind::Auto => match ControlSource::open(&req.socket, &pane, &setup) {
-            Ok(s) => Box::new(s),
-            // Control mode refused (an old or odd server): poll instead.
-            Err(e) if e.kind == Kind::Tmux => {
-                Box::new(PollSource::open(&req.socket, &pane, &setup)?)
-            }
-            Err(e) => return Err(e),
-        },
-    };
+    let mut src: Box<dyn PaneSource> = open_source(req.engine, &req.socket, &pane, &setup)?;
     let at_entry = !req.patterns.is_empty() && req.patterns.first_hit(src.entry_lines()).is_some();
 
     // Recent new lines, the tail's fallback when the pane is gone at the end.

@@ -10,9 +10,8 @@
 //! the next reader.
 
 use super::text::{self, TextRequest};
-use crate::engine::control::ControlSource;
 use crate::engine::shell::line_editor_active;
-use crate::engine::{PaneSource, Setup};
+use crate::engine::{EngineKind, PaneSource, Setup, open_source};
 use crate::error::{Error, Kind, Result};
 use crate::notify::{self, Done, Options};
 use crate::report::{bound_lines, sanitize, seconds};
@@ -268,8 +267,9 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
     }
 }
 
-fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<ControlSource> {
-    ControlSource::open(
+fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<Box<dyn PaneSource>> {
+    open_source(
+        EngineKind::Auto,
         &req.socket,
         pane,
         &Setup {
@@ -278,8 +278,7 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<ControlSo
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
             final_lines: false,
             cursor_option: None,
-            // Only queries go over it: the session's hub can carry it.
-            shared: true,
+            mark: None,
         },
     )
 }

@@ -312,9 +312,17 @@ impl TestServer {
         });
     }
 
-    /// Waits connected to this server's hubs (text waits share one control
-    /// client per session through a hub). The kernel lists each socket the
-    /// hub accepted under the hub's path, as it lists the listening one.
+    /// Whether tmux pipes `pane`'s output (tmux-wait's hub does while a
+    /// wait reads the pane).
+    pub fn pane_piped(&self, pane: &str) -> bool {
+        self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pipe}"])
+            .trim()
+            == "1"
+    }
+
+    /// Waits connected to this server's hub (every wait that reads a pane
+    /// goes through it). The kernel lists each socket the hub accepted
+    /// under the hub's path, as it lists the listening one.
     pub fn hub_waiters(&self) -> usize {
         let dir = self
             .socket
@@ -328,12 +336,12 @@ impl TestServer {
             .expect("socket name")
             .to_string_lossy()
             .into_owned();
-        let prefix = format!("{dir}/.{name}.tmux-wait-hub-");
+        let prefix = format!("{dir}/.{name}.tmux-wait-hub");
         let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
         let mut per_hub: std::collections::HashMap<&str, usize> = Default::default();
         for line in table.lines() {
             if let Some(path) = line.split_whitespace().nth(7)
-                && path.starts_with(&prefix)
+                && path == prefix
             {
                 *per_hub.entry(path).or_default() += 1;
             }
@@ -341,11 +349,12 @@ impl TestServer {
         per_hub.values().map(|n| n.saturating_sub(1)).sum()
     }
 
-    /// The hubs serving this server's sessions.
+    /// The hub serving this server (one at most, but a test may catch one
+    /// leaving as the next starts).
     pub fn hub_pids(&self) -> Vec<String> {
         self.processes_using_socket()
             .iter()
-            .filter(|p| p.contains(" hub --session "))
+            .filter(|p| p.trim_end().ends_with(" hub"))
             .filter_map(|p| p.split(':').next().map(str::to_owned))
             .collect()
     }

@@ -1,0 +1,836 @@
+//! The stream engine: the pane's own output, byte for byte, as tmux reads
+//! it, through the server's hub (see `hub`), which owns the pane's pipe.
+//! No tmux client is attached for it, so no other program's command can
+//! land on tmux-wait.
+//!
+//! What makes it exact: a fresh pipe is opened in the same tmux command
+//! list that reads the pane's state and rows, so the entry state is where
+//! the stream starts. A wait that joins a pane another wait already streams
+//! starts from the hub's tracker at the join, then lines a capture of its
+//! own up with the stream (`aligned_query`): a capture taken between two
+//! `sync`s with no byte in between shows exactly the stream's position.
+//! Queries go through tmux command clients (a few milliseconds each), never
+//! through a client attached to a session.
+
+use super::shell::{line_editor_active, tty_width};
+use super::vt::{Entry, Item, LineTracker};
+use super::{Candidate, Event, Final, PaneSource, Setup, trim_rows};
+use crate::cursor::{GEOMETRY_FORMAT, Geometry};
+use crate::error::{Error, Kind, Result};
+use crate::hub::{self, Decoder, EndReason, Frame, Request};
+use crate::signals;
+use crate::tmux::{PaneInfo, PaneState, Socket};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
+
+/// Where the pane's process cannot be watched (see `pidwatch`), how often
+/// the pane is checked for death or respawn while nothing else happens.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// With the process watched, checks run only on events; this is a safety
+/// net far apart enough to cost nothing.
+const CHECK_EVERY_WATCHED: Duration = Duration::from_secs(300);
+/// Most events, and most bytes of output, handled before a batch is
+/// judged, so a flood cannot keep the waiter from judging (and from
+/// honouring its deadline) nor pile up lines.
+const MAX_EVENTS_PER_BATCH: usize = 512;
+const MAX_BYTES_PER_BATCH: u64 = 256 * 1024;
+/// After the pane's process exited, how long to keep looking for tmux to
+/// mark the pane dead (a respawn in between keeps it alive: then the pid
+/// differs and the check says so).
+const EXIT_NOTICE: Duration = Duration::from_secs(10);
+/// How far back `tail` may reach, in rows, whatever the scrollback holds.
+const TAIL_ROWS: i64 = 64;
+/// How often the pane's width is looked at while output flows.
+const WIDTH_EVERY: Duration = Duration::from_millis(100);
+/// Attempts at a capture with no output around it (see `aligned_query`).
+const ALIGN_TRIES: usize = 5;
+/// Events (chunks of at most 256 KiB) queued between the hub's reader and
+/// the wait.
+const EVENTS_QUEUED: usize = 32;
+
+const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}";
+const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
+
+pub struct StreamSource {
+    socket: Socket,
+    pane: PaneInfo,
+    /// To the hub, for `sync` requests.
+    hub: UnixStream,
+    rx: Receiver<Event>,
+    tracker: LineTracker,
+    entry_lines: Vec<String>,
+    /// history_size + cursor_y at entry: the entry row, counted from the
+    /// oldest line of history.
+    entry_abs: i64,
+    geometry: Geometry,
+    history: Vec<String>,
+    cursor_value: String,
+    /// Absolute row of the first line of `history`.
+    history_from: i64,
+    /// The entry's queries were answered where the stream starts.
+    exact_entry: bool,
+    /// Lines as they end up (see [`LineTracker::set_final_only`]).
+    final_lines: bool,
+    next_check: Instant,
+    output_seen: bool,
+    /// Output was fed to the tracker and no batch has been taken since.
+    unconsumed: bool,
+    /// When the pane's process was seen to exit.
+    pane_exited: Option<Instant>,
+    /// False once a verdict is reached or the stream was handed over:
+    /// later output is not judged.
+    streaming: bool,
+    check_every: Duration,
+    /// Bytes of the stream taken in so far.
+    received: u64,
+    sync_seq: u64,
+    /// The last `sync` answered.
+    synced: u64,
+    marks: Vec<String>,
+    width_checked: Instant,
+    /// How the stream failed while lines were being taken.
+    failed: Option<Error>,
+}
+
+impl StreamSource {
+    pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
+        let t = pane.pane_id.clone();
+        let s = |a: &str| a.to_owned();
+        // A cursor says where to capture the history from.
+        let mut cursor_value = String::new();
+        let mut from: Option<String> = None;
+        if let Some(opt) = &setup.cursor_option {
+            let r = socket.batch(&[
+                vec![
+                    s("display-message"),
+                    s("-p"),
+                    s("-t"),
+                    t.clone(),
+                    s(GEOMETRY_FORMAT),
+                ],
+                vec![
+                    s("show-options"),
+                    s("-pqv"),
+                    s("-t"),
+                    t.clone(),
+                    opt.clone(),
+                ],
+            ])?;
+            cursor_value = r[1].join("\n");
+            let f = super::fields(r[0].first().map(String::as_str).unwrap_or(""));
+            from = Some(crate::cursor::capture_start(&cursor_value, &f));
+        }
+        let mut extra: Vec<Vec<String>> = Vec::new();
+        if let Some(f) = &from {
+            extra.push(history_query(&t, f));
+        }
+        let req = Request {
+            hello: hub::HELLO.to_owned(),
+            pane: t.clone(),
+            extra: extra.clone(),
+            mark: setup.mark.clone(),
+        };
+        let mut stream = hub::connect(socket, &req, setup.deadline)?;
+        let mut dec = Decoder::default();
+        let entry = hub::read_entry(&mut stream, &mut dec, setup.deadline)?;
+        // Bounded: a wait slower than a flooding pane holds at most this many
+        // chunks; the rest waits in the hub (which drops a wait too far
+        // behind rather than make tmux buffer the pane).
+        let (tx, rx) = sync_channel(EVENTS_QUEUED);
+        let reader = stream
+            .try_clone()
+            .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
+        let _ = stream.set_read_timeout(None);
+        let _ = reader.set_read_timeout(None);
+        spawn_reader(reader, dec, tx.clone());
+        {
+            let tx = tx.clone();
+            signals::route_to(move |sig| {
+                let _ = tx.send(Event::Signal(sig));
+            });
+        }
+        let mut me = StreamSource {
+            socket: socket.clone(),
+            pane: pane.clone(),
+            hub: stream,
+            rx,
+            tracker: LineTracker::new(&Entry {
+                width: 80,
+                row: String::new(),
+                cursor_x: 0,
+                alternate_on: false,
+                at_prompt: false,
+            }),
+            entry_lines: Vec::new(),
+            entry_abs: 0,
+            geometry: Geometry::default(),
+            history: Vec::new(),
+            cursor_value,
+            history_from: 0,
+            exact_entry: true,
+            final_lines: setup.final_lines,
+            next_check: Instant::now() + CHECK_EVERY,
+            output_seen: false,
+            unconsumed: false,
+            pane_exited: None,
+            streaming: false,
+            check_every: CHECK_EVERY,
+            received: 0,
+            sync_seq: 0,
+            synced: 0,
+            marks: Vec::new(),
+            width_checked: Instant::now(),
+            failed: None,
+        };
+        match entry {
+            hub::Entry::Fresh { replies } => {
+                me.take_entry(&replies, from.as_deref(), true)?;
+            }
+            hub::Entry::Joined { snapshot } => {
+                me.tracker = LineTracker::from_snapshot(&snapshot, Instant::now());
+                me.tracker.set_final_only(me.final_lines);
+                me.streaming = true;
+                let mut cmds = hub::entry_queries(&t);
+                cmds.extend(extra.iter().cloned());
+                let (replies, exact) = me.aligned_query(&cmds, setup.deadline)?;
+                me.exact_entry = exact;
+                me.take_entry(&replies, from.as_deref(), false)?;
+            }
+            hub::Entry::Foreign => {
+                return Err(Error::new(
+                    Kind::PipeBusy,
+                    format!(
+                        "another program pipes pane {t}'s output (pipe-pane); tmux-wait leaves it alone"
+                    ),
+                ));
+            }
+            hub::Entry::Failed { kind, message } => {
+                return Err(Error::new(kind_from(&kind), message));
+            }
+        }
+        // Armed: the stream runs and the entry state is known (whether a
+        // line editor reads is asked after the entry, so before this).
+        if let Some(ch) = &setup.ready {
+            socket
+                .run(["wait-for", "-S", ch])
+                .map_err(|e| me.classify(e))?;
+        }
+        let watched = {
+            let tx = tx.clone();
+            super::pidwatch::watch(me.pane.pane_pid, move || {
+                let _ = tx.send(Event::PaneExited);
+            })
+        };
+        if watched {
+            me.check_every = CHECK_EVERY_WATCHED;
+            me.next_check = Instant::now() + me.check_every;
+        }
+        Ok(me)
+    }
+
+    /// Take the entry state from the replies to [`hub::entry_queries`]
+    /// and, with `from`, the history capture after them. With `fresh`, the
+    /// tracker starts from them; otherwise it was started from the hub's
+    /// snapshot, and everything it took in so far becomes old.
+    fn take_entry(
+        &mut self,
+        replies: &[Vec<String>],
+        from: Option<&str>,
+        fresh: bool,
+    ) -> Result<()> {
+        let st = PaneState::parse(&replies[0])?;
+        if st.pane_id != self.pane.pane_id {
+            return Err(self.closed());
+        }
+        if st.dead {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!(
+                    "pane {} is dead (its program has exited)",
+                    self.pane.pane_id
+                ),
+            ));
+        }
+        self.pane.pane_pid = st.pane_pid;
+        if !st.tty.is_empty() {
+            self.pane.pane_tty = st.tty.clone();
+        }
+        let history = i64::try_from(st.history_size).unwrap_or(0);
+        self.entry_abs = history + i64::from(st.cursor_y);
+        self.geometry = Geometry {
+            history_size: history,
+            history_limit: i64::try_from(st.history_limit).unwrap_or(0),
+            height: i64::from(st.height),
+            width: i64::from(st.width),
+            cursor_x: i64::from(st.cursor_x),
+            cursor_y: i64::from(st.cursor_y),
+        };
+        self.history_from = match from {
+            Some("-") | None => 0,
+            Some(n) => n.parse::<i64>().map(|n| (history + n).max(0)).unwrap_or(0),
+        };
+        self.history = match from {
+            Some(_) => replies.get(hub::ENTRY_QUERIES).cloned().unwrap_or_default(),
+            None => Vec::new(),
+        };
+        self.entry_lines = trim_rows(replies[2].clone());
+        if fresh {
+            let row = replies[1]
+                .get(st.cursor_y as usize)
+                .map(|r| r.trim_end().to_owned())
+                .unwrap_or_default();
+            self.tracker = LineTracker::new(&Entry {
+                width: st.width as usize,
+                row,
+                cursor_x: st.cursor_x as usize,
+                alternate_on: st.alternate_on,
+                at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
+            });
+        } else {
+            // What came between the join and the capture is in the capture.
+            self.tracker = LineTracker::from_snapshot(&self.tracker.snapshot(), Instant::now());
+            self.tracker.set_width(st.width as usize);
+        }
+        self.tracker.set_final_only(self.final_lines);
+        self.streaming = true;
+        self.unconsumed = false;
+        Ok(())
+    }
+
+    /// Run `cmds` in one tmux command list at a point of the stream: sync,
+    /// run, sync again, until no byte came between the two syncs (then the
+    /// replies show the pane exactly where the stream stands, true) or
+    /// [`ALIGN_TRIES`] attempts passed (false: output kept flowing; the
+    /// replies are from within the last attempt).
+    pub fn aligned_query(
+        &mut self,
+        cmds: &[Vec<String>],
+        deadline: Instant,
+    ) -> Result<(Vec<Vec<String>>, bool)> {
+        let mut last = None;
+        for _ in 0..ALIGN_TRIES {
+            let before = self.sync(deadline)?;
+            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
+            let after = self.sync(deadline)?;
+            if before == after {
+                return Ok((replies, true));
+            }
+            last = Some(replies);
+        }
+        Ok((last.unwrap_or_default(), false))
+    }
+
+    /// Ask the hub to pass on what the pane's pipe holds now; returns the
+    /// stream's length once it has. Output events meanwhile are taken in.
+    pub fn sync(&mut self, deadline: Instant) -> Result<u64> {
+        self.sync_seq += 1;
+        let n = self.sync_seq;
+        if self
+            .hub
+            .write_all(format!("sync {n}\n").as_bytes())
+            .is_err()
+        {
+            return Err(self.lost());
+        }
+        let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
+        while self.synced < n {
+            match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(ev) => self.handle(ev)?,
+                Err(_) => {
+                    return Err(Error::new(
+                        Kind::Tmux,
+                        "tmux-wait's hub did not answer in time",
+                    ));
+                }
+            }
+        }
+        Ok(self.received)
+    }
+
+    /// Take in the stream until the joining wait that asked for `token`
+    /// starts (everything before is ours, nothing after), or `deadline`.
+    pub fn until_mark(&mut self, token: &str, deadline: Instant) -> Result<bool> {
+        loop {
+            if self.marks.iter().any(|m| m == token) {
+                return Ok(true);
+            }
+            match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(ev) => self.handle(ev)?,
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+
+    /// The entry's replies showed the pane where the stream starts (false
+    /// for a wait that joined while output kept flowing).
+    pub fn exact_entry(&self) -> bool {
+        self.exact_entry
+    }
+
+    /// Take the history again, all of it, lined up with the stream (a
+    /// cursor's place was not where it was expected).
+    pub fn rebaseline_all(&mut self, deadline: Instant) -> Result<()> {
+        let t = self.pane.pane_id.clone();
+        let mut cmds = hub::entry_queries(&t);
+        cmds.push(history_query(&t, "-"));
+        let (replies, _) = self.aligned_query(&cmds, deadline)?;
+        self.take_entry(&replies, Some("-"), false)
+    }
+
+    /// The pane's geometry at entry.
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    /// Joined lines of the history captured at entry (see
+    /// `Setup::cursor_option`), from the captured start to the screen's end.
+    pub fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// The absolute row (from the oldest line of history) `history` starts
+    /// at; 0 means it holds all of the history.
+    pub fn history_from(&self) -> i64 {
+        self.history_from
+    }
+
+    /// The cursor option's value read at entry ("" when unset).
+    pub fn cursor_value(&self) -> &str {
+        &self.cursor_value
+    }
+
+    pub fn pane(&self) -> &PaneInfo {
+        &self.pane
+    }
+
+    pub fn tracker(&self) -> &LineTracker {
+        &self.tracker
+    }
+
+    /// Run tmux commands in one command list and return their output; pane
+    /// output arriving meanwhile is kept for the next batch.
+    pub fn query_all(&mut self, commands: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
+        self.socket.batch(commands).map_err(|e| self.classify(e))
+    }
+
+    /// Lines and marks the tracker holds now (complete lines only), after
+    /// taking in what arrived.
+    pub fn take_items(&mut self) -> Vec<Item> {
+        let start = self.received;
+        for _ in 0..MAX_EVENTS_PER_BATCH {
+            if self.received - start >= MAX_BYTES_PER_BATCH {
+                break;
+            }
+            let Ok(ev) = self.rx.try_recv() else {
+                break;
+            };
+            // An error (the stream ended) is for the next batch.
+            if let Err(e) = self.handle(ev) {
+                self.failed = Some(e);
+                break;
+            }
+        }
+        self.unconsumed = false;
+        self.tracker.take_items(false)
+    }
+
+    /// The next lines and marks, or None when `deadline` passed; an empty
+    /// batch means output changed only the unfinished line (or the prompt
+    /// state).
+    pub fn next_items(&mut self, deadline: Instant) -> Result<Option<Vec<Item>>> {
+        if !self.wait_output(deadline)? {
+            return Ok(None);
+        }
+        Ok(Some(self.tracker.take_items(false)))
+    }
+
+    /// Wait until pane output arrived (true) or `deadline` passed (false).
+    fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
+        // Output taken in while waiting for a reply has not been looked at.
+        if std::mem::take(&mut self.unconsumed) {
+            return Ok(true);
+        }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            if now >= self.next_check {
+                self.check()?;
+            }
+            let wake = deadline.min(self.next_check);
+            let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
+                continue;
+            };
+            self.output_seen = false;
+            let start = self.received;
+            self.handle(ev)?;
+            for _ in 0..MAX_EVENTS_PER_BATCH {
+                if self.received - start >= MAX_BYTES_PER_BATCH {
+                    break;
+                }
+                match self.rx.try_recv() {
+                    Ok(ev) => self.handle(ev)?,
+                    Err(_) => break,
+                }
+            }
+            if self.output_seen {
+                self.unconsumed = false;
+                return Ok(true);
+            }
+        }
+    }
+
+    fn handle(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::Data(data, at) => {
+                self.received += data.len() as u64;
+                if self.streaming {
+                    if self.width_checked.elapsed() >= WIDTH_EVERY {
+                        self.width_checked = Instant::now();
+                        if let Some(w) = tty_width(&self.pane.pane_tty) {
+                            self.tracker.set_width(w);
+                        }
+                    }
+                    self.tracker.feed(&data, at);
+                    self.output_seen = true;
+                    self.unconsumed = true;
+                }
+            }
+            Event::Synced(n) => self.synced = self.synced.max(n),
+            Event::Mark(m) => {
+                self.marks.push(m);
+                // What follows is the joiner's.
+                self.streaming = false;
+            }
+            Event::End(why) => return Err(self.ended(why)),
+            Event::HubLost => return Err(self.lost()),
+            Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+            Event::PaneExited => {
+                self.pane_exited = Some(Instant::now());
+                self.next_check = Instant::now();
+            }
+            Event::Eof => {}
+        }
+        Ok(())
+    }
+
+    /// Look at the pane: gone, dead, respawned? Also its width.
+    fn check(&mut self) -> Result<()> {
+        self.next_check = Instant::now() + self.check_every;
+        let lines = self
+            .socket
+            .run([
+                "display-message",
+                "-p",
+                "-t",
+                &self.pane.pane_id,
+                CHECK_FORMAT,
+            ])
+            .map_err(|e| self.classify(e))?;
+        let f = self.verify(&lines)?;
+        if let Some(at) = self.pane_exited {
+            // The process is gone but tmux has not noticed yet (it marks the
+            // pane dead when it reads the end of its terminal): look again
+            // shortly, until it has.
+            if at.elapsed() < EXIT_NOTICE {
+                self.next_check = Instant::now() + Duration::from_millis(5);
+            }
+        }
+        if let Some(&w) = f.get(2) {
+            self.tracker
+                .set_width(usize::try_from(w.max(1)).unwrap_or(80));
+        }
+        Ok(())
+    }
+
+    fn closed(&self) -> Error {
+        Error::new(
+            Kind::PaneDied,
+            format!("pane {} was closed during the wait", self.pane.pane_id),
+        )
+    }
+
+    /// A failed tmux command during the wait: the server or the pane went.
+    fn classify(&self, e: Error) -> Error {
+        match e.kind {
+            Kind::NoServer => {
+                Error::new(Kind::ServerExited, "the tmux server exited during the wait")
+            }
+            Kind::NoPane => self.closed(),
+            _ => e,
+        }
+    }
+
+    /// Check a reply that starts `#{pane_id}\t#{pane_pid}\t#{pane_dead}`
+    /// (display-message falls back to another pane when ours is gone, so
+    /// the id is compared too); returns the numeric fields.
+    fn verify(&self, lines: &[String]) -> Result<Vec<i64>> {
+        let (id, f) = super::pane_fields(lines);
+        if id != self.pane.pane_id {
+            return Err(self.closed());
+        }
+        if f.len() < 2 {
+            return Err(Error::new(
+                Kind::Tmux,
+                format!("unexpected reply from tmux: {:?}", lines.join(" ")),
+            ));
+        }
+        if f[0] != i64::from(self.pane.pane_pid) {
+            return Err(Error::new(
+                Kind::PaneRespawned,
+                format!("pane {} was respawned during the wait", self.pane.pane_id),
+            ));
+        }
+        if f[1] == 1 {
+            return Err(Error::new(
+                Kind::PaneDied,
+                format!(
+                    "pane {}'s program exited during the wait",
+                    self.pane.pane_id
+                ),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// The pane's stream ended: find out why.
+    fn ended(&mut self, why: EndReason) -> Error {
+        if let Some(sig) = signals::pending() {
+            return Error::new(Kind::Interrupted(sig), "interrupted");
+        }
+        match self.pane_now() {
+            Err(e) => e,
+            Ok(()) => match why {
+                EndReason::Closed => Error::new(
+                    Kind::PipeBusy,
+                    format!(
+                        "another pipe-pane replaced or closed tmux-wait's pipe of pane {} during the wait",
+                        self.pane.pane_id
+                    ),
+                ),
+                EndReason::NoFeed => Error::new(
+                    Kind::Tmux,
+                    format!(
+                        "tmux could not start tmux-wait's pipe of pane {} (pipe-pane)",
+                        self.pane.pane_id
+                    ),
+                ),
+                EndReason::Overflow => Error::new(
+                    Kind::Tmux,
+                    "tmux-wait's hub dropped this wait: it fell too far behind the pane's output",
+                ),
+            },
+        }
+    }
+
+    /// The hub's connection broke: find out why.
+    fn lost(&mut self) -> Error {
+        if let Some(sig) = signals::pending() {
+            return Error::new(Kind::Interrupted(sig), "interrupted");
+        }
+        match self.pane_now() {
+            Err(e) => e,
+            Ok(()) => Error::new(
+                Kind::Tmux,
+                "tmux-wait's hub (which reads the pane for every wait) went away during the wait",
+            ),
+        }
+    }
+
+    /// Is the pane still the one we watched, alive? Ok when so.
+    fn pane_now(&self) -> Result<()> {
+        let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
+        match self
+            .socket
+            .run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
+        {
+            Err(e) => Err(self.classify(e)),
+            Ok(lines) => self.verify(&lines).map(|_| ()),
+        }
+    }
+}
+
+/// The history from row `from` (`-` for all of it) to the screen's end,
+/// wrapped rows joined.
+fn history_query(pane: &str, from: &str) -> Vec<String> {
+    [
+        "capture-pane",
+        "-p",
+        "-J",
+        "-t",
+        pane,
+        "-S",
+        from,
+        "-E",
+        "-",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+/// An error kind by its name (as the hub passes it on).
+fn kind_from(name: &str) -> Kind {
+    [
+        Kind::NoServer,
+        Kind::NoPane,
+        Kind::PaneDied,
+        Kind::ServerExited,
+        Kind::Io,
+    ]
+    .into_iter()
+    .find(|k| k.as_str() == name)
+    .unwrap_or(Kind::Tmux)
+}
+
+/// Read the hub's frames on a thread of their own (the hub never waits for
+/// a wait that stops reading, so this one always reads).
+fn spawn_reader(mut stream: UnixStream, mut dec: Decoder, tx: SyncSender<Event>) {
+    std::thread::Builder::new()
+        .name("hub-reader".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 256 * 1024];
+            loop {
+                loop {
+                    match dec.next_frame() {
+                        Ok(Some(f)) => {
+                            let ev = match f {
+                                Frame::Data(d) => Event::Data(d, Instant::now()),
+                                Frame::Synced(n) => Event::Synced(n),
+                                Frame::Mark(m) => Event::Mark(m),
+                                Frame::End(r) => Event::End(r),
+                                Frame::Entry(_) => Event::HubLost,
+                            };
+                            if tx.send(ev).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(_) => {
+                            let _ = tx.send(Event::HubLost);
+                            return;
+                        }
+                    }
+                }
+                match stream.read(&mut buf) {
+                    Ok(0) => {
+                        let _ = tx.send(Event::HubLost);
+                        return;
+                    }
+                    Ok(n) => dec.push(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        let _ = tx.send(Event::HubLost);
+                        return;
+                    }
+                }
+            }
+        })
+        .expect("spawning a thread");
+}
+
+impl PaneSource for StreamSource {
+    fn entry_lines(&self) -> &[String] {
+        &self.entry_lines
+    }
+
+    fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
+        if !self.wait_output(deadline)? {
+            return Ok(None);
+        }
+        Ok(Some(self.tracker.take(true)))
+    }
+
+    fn saw_output(&self) -> bool {
+        self.tracker.saw_output()
+    }
+
+    fn saw_alternate(&self) -> bool {
+        self.tracker.saw_alternate()
+    }
+
+    fn prompts(&self) -> (u32, Option<i32>) {
+        self.tracker.prompts()
+    }
+
+    fn finish(&mut self) -> Result<Final> {
+        // Stop feeding; what comes now is after the verdict.
+        self.streaming = false;
+        let t = self.pane.pane_id.clone();
+        let s = |a: &str| a.to_owned();
+        // One command list: the pane's state and every row the tail can
+        // need (TAIL_ROWS above the screen to its end), cut to size here.
+        let replies = self.query_all(&[
+            vec![
+                s("display-message"),
+                s("-p"),
+                s("-t"),
+                t.clone(),
+                s(FINAL_FORMAT),
+            ],
+            vec![
+                s("capture-pane"),
+                s("-p"),
+                s("-J"),
+                s("-t"),
+                t.clone(),
+                s("-S"),
+                format!("-{TAIL_ROWS}"),
+                s("-E"),
+                s("-"),
+            ],
+        ])?;
+        let f = self.verify(&replies[0])?;
+        if f.len() < 6 {
+            return Err(Error::new(
+                Kind::Tmux,
+                format!(
+                    "unexpected reply to display-message: {:?}",
+                    replies[0].join(" ")
+                ),
+            ));
+        }
+        let (history, cursor_y, height, width) =
+            (f[2].max(0), f[3].max(0), f[4].max(1), f[5].max(1));
+        // Rows from the entry row (or TAIL_ROWS above the cursor) down,
+        // counted from the oldest line of history.
+        let want = self
+            .entry_abs
+            .clamp(0, history + height - 1)
+            .max(history + cursor_y - TAIL_ROWS);
+        let mut row = (history - TAIL_ROWS).max(0);
+        let mut tail = Vec::new();
+        for line in &replies[1] {
+            let rows =
+                crate::cursor::split_rows(line.trim_end(), usize::try_from(width).unwrap_or(80))
+                    .len() as i64;
+            if row + rows > want {
+                tail.push(line.clone());
+            }
+            row += rows;
+        }
+        Ok(Final {
+            tail: trim_rows(tail),
+        })
+    }
+}
+
+impl Drop for StreamSource {
+    fn drop(&mut self) {
+        // The hub sees the end of the connection and, if this was the last
+        // wait on the pane, closes its pipe.
+        let _ = self.hub.shutdown(std::net::Shutdown::Both);
+    }
+}

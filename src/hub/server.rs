@@ -1,0 +1,906 @@
+//! The hub process (`tmux-wait hub`): owns the pipes of the panes waits
+//! read and hands each pane's stream to every wait on it. See the module
+//! above for the protocol; this is the event loop.
+
+use super::feed::{MAX_TOKEN, recv_with_fds};
+use super::{ENTRY_QUERIES, EndReason, Entry, Frame, HELLO, Request, allowed, entry_queries};
+use crate::engine::vt::{Entry as TrackerEntry, LineTracker};
+use crate::error::{Error, Kind, Result};
+use crate::tmux::protocol::{command_list, format_escape, sh_quote};
+use crate::tmux::{PaneState, Socket, SocketLock};
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
+
+/// How long the hub stays after its last wait left.
+const LINGER: Duration = Duration::from_millis(250);
+/// Output queued for a wait past which it is dropped, in MiB
+/// (`TMUX_WAIT_HUB_QUEUE_MB` changes it, for tests).
+const QUEUE_MB: usize = 64;
+/// Most bytes read from one pipe in one turn of the loop, so the waits of
+/// other panes are served in between.
+const READ_PER_TURN: usize = 1 << 20;
+/// How long a new connection has to send its request.
+const HELLO_WITHIN: Duration = Duration::from_secs(2);
+/// How long a pipe's command has to hand its socket over after tmux
+/// opened the pipe.
+const FEED_WITHIN: Duration = Duration::from_secs(3);
+/// Longest request line.
+const MAX_REQUEST: usize = 1 << 20;
+
+/// `TMUX_WAIT_HUB_LOG=FILE`: what the hub does, one line per event, for
+/// debugging (appended; off unless set).
+fn log(what: std::fmt::Arguments) {
+    use std::sync::OnceLock;
+    static FILE: OnceLock<Option<std::sync::Mutex<std::fs::File>>> = OnceLock::new();
+    let f = FILE.get_or_init(|| {
+        let p = std::env::var_os("TMUX_WAIT_HUB_LOG")?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+            .map(std::sync::Mutex::new)
+    });
+    if let Some(m) = f
+        && let Ok(mut f) = m.lock()
+    {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let _ = writeln!(f, "{t:.6} {what}");
+    }
+}
+
+/// Run the server's hub until it is no longer needed.
+pub fn serve(socket: &Socket) -> Result<()> {
+    // Detached and long-lived: keep no directory busy.
+    let _ = std::env::set_current_dir("/");
+    let path = super::path(socket)
+        .ok_or_else(|| Error::usage("the tmux socket's path is too long for a hub socket"))?;
+    // One hub per server. One that is leaving holds the lock until its
+    // socket is gone: wait for it briefly; leave if another hub answers.
+    let started = Instant::now();
+    let lock_name = "tmux-wait-hub.lock";
+    let lock = loop {
+        match crate::tmux::lock_beside_socket(socket, lock_name, true, Instant::now()) {
+            SocketLock::Held(f) => break f,
+            SocketLock::Unavailable => {
+                return Err(Error::new(Kind::Tmux, "cannot create the hub's lock file"));
+            }
+            SocketLock::TimedOut => {}
+        }
+        if UnixStream::connect(&path).is_ok() || started.elapsed() > Duration::from_secs(2) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    if UnixStream::connect(&path).is_ok() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&path);
+    // SAFETY: umask only swaps the process's file mode mask.
+    let old = unsafe { libc::umask(0o077) };
+    let bound = UnixListener::bind(&path);
+    // SAFETY: as above, restoring it.
+    unsafe { libc::umask(old) };
+    let listener = bound.map_err(|e| Error::io("cannot create the hub's socket", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::io("cannot set up the hub's socket", e))?;
+    let inode = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let mine = inode(&path);
+    let mut hub = Hub::new(socket)?;
+    // SIGTERM, SIGINT, SIGHUP: leave as when idle (pipes closed, socket
+    // and lock file removed).
+    {
+        let wake = hub
+            .wake_w
+            .try_clone()
+            .map_err(|e| Error::io("cannot set up the hub", e))?;
+        let stop = hub.stop.clone();
+        crate::signals::route_to(move |_| {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            let _ = (&wake).write(&[1]);
+        });
+    }
+    hub.run(&listener);
+    // Gone before the lock is released (a new hub binds only under it),
+    // and only if it is still ours; the lock file goes too.
+    if mine.is_some() && inode(&path) == mine {
+        let _ = std::fs::remove_file(&path);
+    }
+    drop(listener);
+    drop(hub);
+    if let Some(lock_path) = crate::tmux::beside_socket(socket, lock_name) {
+        let _ = std::fs::remove_file(lock_path);
+    }
+    drop(lock);
+    Ok(())
+}
+
+/// What a connection is.
+enum Role {
+    /// Accepted; its first message says whether it is a wait or a feed.
+    New,
+    /// A wait on `pane`; `entered` once its entry was sent (data frames
+    /// follow only then).
+    Waiter { pane: String, entered: bool },
+}
+
+struct Conn {
+    stream: UnixStream,
+    inbuf: Vec<u8>,
+    out: Vec<u8>,
+    /// How much of `out` was written.
+    sent: usize,
+    role: Role,
+    since: Instant,
+}
+
+impl Conn {
+    fn pending(&self) -> usize {
+        self.out.len() - self.sent
+    }
+
+    fn push(&mut self, f: &Frame) {
+        f.encode_into(&mut self.out);
+    }
+
+    /// Write what can be written now; false when the peer is gone.
+    fn flush(&mut self) -> bool {
+        while self.sent < self.out.len() {
+            match self.stream.write(&self.out[self.sent..]) {
+                Ok(0) => return false,
+                Ok(k) => self.sent += k,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        if self.sent == self.out.len() {
+            self.out.clear();
+            self.sent = 0;
+        } else if self.sent > (1 << 20) && self.sent * 2 > self.out.len() {
+            self.out.drain(..self.sent);
+            self.sent = 0;
+        }
+        true
+    }
+}
+
+/// One pane's pipe.
+struct Tap {
+    token: String,
+    /// Our end of the pipe's socket, once its command handed it over.
+    fd: Option<OwnedFd>,
+    /// The entry replies came: the stream is being passed on.
+    live: bool,
+    /// When it became live (a pipe whose command never reports ends).
+    live_since: Instant,
+    /// Waits receiving its stream.
+    waiters: Vec<u64>,
+    /// Waits that joined before it was live.
+    pending: Vec<(u64, Option<String>)>,
+    /// The wait whose request started it: gets the fresh entry.
+    starter: Option<u64>,
+    /// The hub's own view of the stream, for waits that join.
+    tracker: Option<LineTracker>,
+}
+
+/// A finished `if-shell ... pipe-pane ...` command list.
+struct Started {
+    pane: String,
+    result: Result<Entry>,
+    state: Option<PaneState>,
+    rows: Vec<String>,
+}
+
+struct Hub {
+    socket: Socket,
+    /// The pipe's command line, without its token.
+    feed_cmd: String,
+    conns: HashMap<u64, Conn>,
+    taps: HashMap<String, Tap>,
+    next_id: u64,
+    started_tx: Sender<Started>,
+    started_rx: Receiver<Started>,
+    wake_r: UnixStream,
+    wake_w: UnixStream,
+    queue_limit: usize,
+    idle_since: Option<Instant>,
+    /// Panes whose pipe the hub closed, and when: tmux takes a moment to
+    /// see it, and meanwhile `#{pane_pipe}` still says piped.
+    closed: HashMap<String, Instant>,
+    /// A signal asked the hub to leave.
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// How long after closing a pane's pipe a "piped" answer is taken for our
+/// own pipe on its way out, and asked again.
+const CLOSING: Duration = Duration::from_secs(1);
+
+impl Hub {
+    fn new(socket: &Socket) -> Result<Hub> {
+        let exe =
+            std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
+        let sock = socket.absolute().path();
+        // sh -c runs it after tmux expanded it as a format.
+        let feed_cmd = format_escape(&format!(
+            "exec {} -S {} pipe-feed",
+            sh_quote(&exe.to_string_lossy()),
+            sh_quote(&sock.to_string_lossy())
+        ));
+        let (wake_r, wake_w) =
+            UnixStream::pair().map_err(|e| Error::io("cannot set up the hub", e))?;
+        wake_r
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("cannot set up the hub", e))?;
+        wake_w
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("cannot set up the hub", e))?;
+        let (started_tx, started_rx) = channel();
+        let queue_limit = std::env::var("TMUX_WAIT_HUB_QUEUE_MB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&m| m > 0)
+            .unwrap_or(QUEUE_MB)
+            << 20;
+        Ok(Hub {
+            socket: socket.absolute(),
+            feed_cmd,
+            conns: HashMap::new(),
+            taps: HashMap::new(),
+            next_id: 1,
+            started_tx,
+            started_rx,
+            wake_r,
+            wake_w,
+            queue_limit,
+            idle_since: Some(Instant::now()),
+            closed: HashMap::new(),
+            stop: Default::default(),
+        })
+    }
+
+    fn run(&mut self, listener: &UnixListener) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            // Who is watched this turn, in the order of `fds`.
+            let conn_ids: Vec<u64> = self.conns.keys().copied().collect();
+            let tap_panes: Vec<String> = self
+                .taps
+                .iter()
+                .filter(|(_, t)| t.live && t.fd.is_some())
+                .map(|(p, _)| p.clone())
+                .collect();
+            let mut fds = vec![
+                pollfd(listener.as_raw_fd(), libc::POLLIN),
+                pollfd(self.wake_r.as_raw_fd(), libc::POLLIN),
+            ];
+            for id in &conn_ids {
+                let c = &self.conns[id];
+                let mut ev = libc::POLLIN;
+                if c.pending() > 0 {
+                    ev |= libc::POLLOUT;
+                }
+                fds.push(pollfd(c.stream.as_raw_fd(), ev));
+            }
+            for p in &tap_panes {
+                let fd = self.taps[p]
+                    .fd
+                    .as_ref()
+                    .map(AsRawFd::as_raw_fd)
+                    .unwrap_or(-1);
+                fds.push(pollfd(fd, libc::POLLIN));
+            }
+            poll(&mut fds, self.next_timeout());
+
+            if fds[0].revents != 0 {
+                self.accept(listener);
+            }
+            if fds[1].revents != 0 {
+                let mut sink = [0u8; 64];
+                while matches!((&self.wake_r).read(&mut sink), Ok(n) if n > 0) {}
+            }
+            while let Ok(s) = self.started_rx.try_recv() {
+                self.on_started(s);
+            }
+            for (i, p) in tap_panes.iter().enumerate() {
+                if fds[2 + conn_ids.len() + i].revents != 0 {
+                    self.read_tap(p, READ_PER_TURN, &mut buf);
+                }
+            }
+            for (i, id) in conn_ids.iter().enumerate() {
+                let re = fds[2 + i].revents;
+                if re & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                    self.read_conn(*id, &mut buf);
+                }
+            }
+            self.expire();
+            self.flush_all();
+            if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            if self.conns.is_empty() && self.taps.is_empty() {
+                let since = *self.idle_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= LINGER {
+                    return;
+                }
+            } else {
+                self.idle_since = None;
+            }
+        }
+    }
+
+    /// How long the loop may sleep: until the linger ends, a request or a
+    /// feed is overdue.
+    fn next_timeout(&self) -> Option<Duration> {
+        let mut next: Option<Instant> = None;
+        let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        if self.conns.is_empty() && self.taps.is_empty() {
+            at(self.idle_since.unwrap_or_else(Instant::now) + LINGER);
+        }
+        for c in self.conns.values() {
+            if matches!(c.role, Role::New) {
+                at(c.since + HELLO_WITHIN);
+            }
+        }
+        for t in self.taps.values() {
+            if t.live && t.fd.is_none() {
+                at(t.live_since + FEED_WITHIN);
+            }
+        }
+        next.map(|n| n.saturating_duration_since(Instant::now()))
+    }
+
+    fn accept(&mut self, listener: &UnixListener) {
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    if !same_user(&stream) || stream.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    log(format_args!("accept {id}"));
+                    self.conns.insert(
+                        id,
+                        Conn {
+                            stream,
+                            inbuf: Vec::new(),
+                            out: Vec::new(),
+                            sent: 0,
+                            role: Role::New,
+                            since: Instant::now(),
+                        },
+                    );
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn read_conn(&mut self, id: u64, buf: &mut [u8]) {
+        loop {
+            let Some(c) = self.conns.get_mut(&id) else {
+                return;
+            };
+            let mut fds = Vec::new();
+            match recv_with_fds(&c.stream, buf, &mut fds) {
+                Ok(0) => return self.drop_conn(id),
+                Ok(n) => {
+                    if c.inbuf.len() + n > MAX_REQUEST {
+                        return self.drop_conn(id);
+                    }
+                    c.inbuf.extend_from_slice(&buf[..n]);
+                    if let Some(fd) = fds.into_iter().next() {
+                        return self.on_feed(id, fd);
+                    }
+                    while let Some(nl) = self
+                        .conns
+                        .get(&id)
+                        .and_then(|c| c.inbuf.iter().position(|&b| b == b'\n'))
+                    {
+                        let Some(c) = self.conns.get_mut(&id) else {
+                            return;
+                        };
+                        let line: Vec<u8> = c.inbuf.drain(..=nl).collect();
+                        self.on_line(id, &line[..line.len() - 1]);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.drop_conn(id),
+            }
+        }
+    }
+
+    /// A pipe's command handed over its socket.
+    fn on_feed(&mut self, id: u64, fd: OwnedFd) {
+        log(format_args!("feed from {id}"));
+        let line = self.conns.remove(&id).map(|c| c.inbuf).unwrap_or_default();
+        let token = String::from_utf8_lossy(&line);
+        let token = token.trim().strip_prefix("feed ").unwrap_or("");
+        if token.is_empty() || token.len() > MAX_TOKEN {
+            return;
+        }
+        // An unknown token (its waits left meanwhile): dropping the
+        // descriptor closes the pipe.
+        if let Some(t) = self
+            .taps
+            .values_mut()
+            .find(|t| t.token == token && t.fd.is_none())
+        {
+            let _ = set_nonblocking(fd.as_raw_fd());
+            t.fd = Some(fd);
+        }
+    }
+
+    fn on_line(&mut self, id: u64, line: &[u8]) {
+        let role_new = matches!(self.conns.get(&id).map(|c| &c.role), Some(Role::New));
+        if role_new {
+            let req: Option<Request> = serde_json::from_slice(line).ok();
+            match req {
+                Some(r)
+                    if r.hello == HELLO
+                        && valid_pane(&r.pane)
+                        && r.extra.iter().all(|c| allowed(c)) =>
+                {
+                    self.on_request(id, r)
+                }
+                _ => self.drop_conn(id),
+            }
+            return;
+        }
+        // A wait's later lines: `sync N`.
+        let text = String::from_utf8_lossy(line);
+        let Some(n) = text
+            .strip_prefix("sync ")
+            .and_then(|n| n.trim().parse::<u64>().ok())
+        else {
+            return self.drop_conn(id);
+        };
+        let pane = match self.conns.get(&id).map(|c| &c.role) {
+            Some(Role::Waiter {
+                pane,
+                entered: true,
+            }) => pane.clone(),
+            _ => return self.drop_conn(id),
+        };
+        log(format_args!("sync {id} {n}"));
+        // What the pipe holds now goes first.
+        let mut buf = vec![0u8; 64 * 1024];
+        self.read_tap(&pane, usize::MAX, &mut buf);
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.push(&Frame::Synced(n));
+        }
+    }
+
+    fn on_request(&mut self, id: u64, req: Request) {
+        log(format_args!("request {id} {}", req.pane));
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.role = Role::Waiter {
+                pane: req.pane.clone(),
+                entered: false,
+            };
+        }
+        if let Some(t) = self.taps.get_mut(&req.pane) {
+            if t.live {
+                self.join(id, &req.pane, req.mark);
+            } else {
+                t.pending.push((id, req.mark));
+            }
+            return;
+        }
+        let token = crate::state::random_id();
+        self.taps.insert(
+            req.pane.clone(),
+            Tap {
+                token: token.clone(),
+                fd: None,
+                live: false,
+                live_since: Instant::now(),
+                waiters: Vec::new(),
+                pending: Vec::new(),
+                starter: Some(id),
+                tracker: None,
+            },
+        );
+        let mut queries = entry_queries(&req.pane);
+        queries.extend(req.extra);
+        let socket = self.socket.clone();
+        let pane = req.pane;
+        let feed = format!("{} {token}", self.feed_cmd);
+        let tx = self.started_tx.clone();
+        let wake = self.wake_w.try_clone();
+        self.closed.retain(|_, at| at.elapsed() < CLOSING);
+        let closing = self.closed.get(&pane).map(|at| *at + CLOSING);
+        std::thread::spawn(move || {
+            let mut started = start_pipe(&socket, &pane, &feed, &queries);
+            while matches!(started.result, Ok(Entry::Foreign))
+                && closing.is_some_and(|until| Instant::now() < until)
+            {
+                std::thread::sleep(Duration::from_millis(2));
+                started = start_pipe(&socket, &pane, &feed, &queries);
+            }
+            let _ = tx.send(started);
+            if let Ok(mut w) = wake {
+                let _ = w.write(&[1]);
+            }
+        });
+    }
+
+    /// Add wait `id` to a live tap, with the hub's tracker state as its
+    /// entry.
+    fn join(&mut self, id: u64, pane: &str, mark: Option<String>) {
+        let Some(t) = self.taps.get_mut(pane) else {
+            return;
+        };
+        let Some(snapshot) = t.tracker.as_ref().map(LineTracker::snapshot) else {
+            return;
+        };
+        if let Some(m) = mark {
+            for w in &t.waiters {
+                if let Some(c) = self.conns.get_mut(w) {
+                    c.push(&Frame::Mark(m.clone()));
+                }
+            }
+        }
+        t.waiters.push(id);
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.push(&Frame::Entry(Entry::Joined {
+                snapshot: Box::new(snapshot),
+            }));
+            if let Role::Waiter { entered, .. } = &mut c.role {
+                *entered = true;
+            }
+        }
+    }
+
+    fn on_started(&mut self, s: Started) {
+        log(format_args!(
+            "started {} {}",
+            s.pane,
+            match &s.result {
+                Ok(Entry::Fresh { .. }) => "fresh",
+                Ok(Entry::Foreign) => "foreign",
+                Ok(_) => "other",
+                Err(_) => "error",
+            }
+        ));
+        let Some(starter) = self.taps.get_mut(&s.pane).map(|t| t.starter.take()) else {
+            return;
+        };
+        let entry = match s.result {
+            Ok(e) => e,
+            Err(e) => Entry::Failed {
+                kind: e.kind.as_str().to_owned(),
+                message: e.message,
+            },
+        };
+        if !matches!(entry, Entry::Fresh { .. }) {
+            // Nobody streams this pane: every wait on it hears why.
+            let t = self.taps.remove(&s.pane).expect("present");
+            let ids = starter
+                .into_iter()
+                .chain(t.pending.into_iter().map(|(i, _)| i));
+            for id in ids {
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.push(&Frame::Entry(entry.clone()));
+                    if let Role::Waiter { entered, .. } = &mut c.role {
+                        *entered = true;
+                    }
+                }
+            }
+            return;
+        }
+        let t = self.taps.get_mut(&s.pane).expect("present");
+        t.live = true;
+        t.live_since = Instant::now();
+        t.tracker = s.state.as_ref().map(|st| {
+            let row = s
+                .rows
+                .get(st.cursor_y as usize)
+                .map(|r| r.trim_end().to_owned())
+                .unwrap_or_default();
+            LineTracker::new(&TrackerEntry {
+                width: st.width as usize,
+                row,
+                cursor_x: st.cursor_x as usize,
+                alternate_on: st.alternate_on,
+                at_prompt: crate::engine::shell::line_editor_active(st.pane_pid, &st.tty),
+            })
+        });
+        if let Some(id) = starter
+            && let Some(c) = self.conns.get_mut(&id)
+        {
+            c.push(&Frame::Entry(entry));
+            if let Role::Waiter { entered, .. } = &mut c.role {
+                *entered = true;
+            }
+            t.waiters.push(id);
+        }
+        let pending = std::mem::take(&mut t.pending);
+        for (id, mark) in pending {
+            self.join(id, &s.pane, mark);
+        }
+        self.close_if_unwatched(&s.pane);
+    }
+
+    /// Read what the pane's pipe holds (up to `limit` bytes) and pass it on.
+    fn read_tap(&mut self, pane: &str, limit: usize, buf: &mut [u8]) {
+        let mut read = 0;
+        loop {
+            let Some(t) = self.taps.get_mut(pane) else {
+                return;
+            };
+            let Some(fd) = t.fd.as_ref() else {
+                return;
+            };
+            if read >= limit {
+                return;
+            }
+            // SAFETY: reading into a buffer we own from a descriptor we own.
+            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                match e.kind() {
+                    ErrorKind::WouldBlock => return,
+                    ErrorKind::Interrupted => continue,
+                    _ => return self.end_tap(pane, EndReason::Closed),
+                }
+            }
+            if n == 0 {
+                return self.end_tap(pane, EndReason::Closed);
+            }
+            let data = &buf[..n as usize];
+            read += data.len();
+            if let Some(tr) = &mut t.tracker {
+                tr.feed(data, Instant::now());
+                // Only its state matters, not its lines.
+                tr.take_items(false);
+            }
+            let frame = Frame::Data(data.to_vec());
+            let mut over = Vec::new();
+            for w in &t.waiters {
+                if let Some(c) = self.conns.get_mut(w) {
+                    c.push(&frame);
+                    if c.pending() > self.queue_limit {
+                        over.push(*w);
+                    }
+                }
+            }
+            // A wait that stopped reading is dropped; the others never
+            // wait for it.
+            for w in over {
+                self.drop_conn(w);
+            }
+        }
+    }
+
+    /// The pane's stream ended: tell its waits, forget the pipe.
+    fn end_tap(&mut self, pane: &str, why: EndReason) {
+        log(format_args!("end {pane} {why:?}"));
+        let Some(t) = self.taps.remove(pane) else {
+            return;
+        };
+        for id in t.waiters.iter().chain(t.pending.iter().map(|(i, _)| i)) {
+            if let Some(c) = self.conns.get_mut(id) {
+                c.push(&Frame::End(why.clone()));
+            }
+        }
+    }
+
+    /// Requests and feeds that are overdue.
+    fn expire(&mut self) {
+        let late: Vec<u64> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| matches!(c.role, Role::New) && c.since.elapsed() > HELLO_WITHIN)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in late {
+            self.drop_conn(id);
+        }
+        let unfed: Vec<String> = self
+            .taps
+            .iter()
+            .filter(|(_, t)| t.live && t.fd.is_none() && t.live_since.elapsed() > FEED_WITHIN)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in unfed {
+            self.end_tap(&p, EndReason::NoFeed);
+        }
+    }
+
+    fn flush_all(&mut self) {
+        let gone: Vec<u64> = self
+            .conns
+            .iter_mut()
+            .filter_map(|(id, c)| (c.pending() > 0 && !c.flush()).then_some(*id))
+            .collect();
+        for id in gone {
+            self.drop_conn(id);
+        }
+    }
+
+    fn drop_conn(&mut self, id: u64) {
+        log(format_args!("drop {id}"));
+        let Some(c) = self.conns.remove(&id) else {
+            return;
+        };
+        if let Role::Waiter { pane, .. } = c.role
+            && let Some(t) = self.taps.get_mut(&pane)
+        {
+            t.waiters.retain(|w| *w != id);
+            t.pending.retain(|(w, _)| *w != id);
+            if t.starter == Some(id) {
+                t.starter = None;
+            }
+            self.close_if_unwatched(&pane);
+        }
+    }
+
+    /// A live pipe nobody reads is closed: dropping our end of its socket
+    /// makes tmux close it at once (`-I`). One still starting is closed
+    /// when it is live.
+    fn close_if_unwatched(&mut self, pane: &str) {
+        if let Some(t) = self.taps.get(pane)
+            && t.live
+            && t.waiters.is_empty()
+            && t.pending.is_empty()
+        {
+            self.taps.remove(pane);
+            self.closed.insert(pane.to_owned(), Instant::now());
+            log(format_args!("close {pane}"));
+        }
+    }
+}
+
+/// `%N`, nothing else.
+fn valid_pane(p: &str) -> bool {
+    p.len() > 1 && p.len() <= 11 && p.starts_with('%') && p[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Open pane `pane`'s pipe unless it has one, and read its state and
+/// `queries` in the same command list.
+fn start_pipe(socket: &Socket, pane: &str, feed: &str, queries: &[Vec<String>]) -> Started {
+    let nonce = crate::state::random_id();
+    let s = |a: &str| a.to_owned();
+    let mut inner = vec![vec![
+        s("pipe-pane"),
+        s("-I"),
+        s("-O"),
+        s("-t"),
+        s(pane),
+        s(feed),
+    ]];
+    for (i, q) in queries.iter().enumerate() {
+        inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:{i}")]);
+        inner.push(q.clone());
+    }
+    inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:end")]);
+    let foreign = vec![vec![
+        s("display-message"),
+        s("-p"),
+        format!("{nonce}:foreign"),
+    ]];
+    let args = [
+        s("if-shell"),
+        s("-F"),
+        s("-t"),
+        s(pane),
+        s("#{pane_pipe}"),
+        command_list(&foreign),
+        command_list(&inner),
+    ];
+    let mut started = Started {
+        pane: pane.to_owned(),
+        result: Err(Error::new(Kind::Tmux, "no reply")),
+        state: None,
+        rows: Vec::new(),
+    };
+    started.result = match socket.run(args) {
+        Err(e) => Err(e),
+        Ok(lines)
+            if lines
+                .first()
+                .is_some_and(|l| *l == format!("{nonce}:foreign")) =>
+        {
+            Ok(Entry::Foreign)
+        }
+        Ok(lines) => {
+            crate::tmux::split_replies(&lines, &nonce, queries.len()).and_then(|replies| {
+                let state = PaneState::parse(&replies[0])?;
+                if state.dead {
+                    return Err(Error::new(
+                        Kind::PaneDied,
+                        format!("pane {pane} is dead (its program has exited)"),
+                    ));
+                }
+                started.state = Some(state);
+                started.rows = replies[1].clone();
+                debug_assert!(replies.len() >= ENTRY_QUERIES);
+                Ok(Entry::Fresh { replies })
+            })
+        }
+    };
+    started
+}
+
+fn same_user(stream: &UnixStream) -> bool {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: geteuid has no preconditions.
+    r == 0 && cred.uid == unsafe { libc::geteuid() }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
+fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
+    let ms = match timeout {
+        // Rounded up: a wake-up just before the moment would only loop.
+        Some(t) => {
+            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
+        }
+        None => -1,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd for its length.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pane_ids() {
+        assert!(valid_pane("%0"));
+        assert!(valid_pane("%123"));
+        for bad in ["", "%", "3", "%a", "%1;x", "%12345678901"] {
+            assert!(!valid_pane(bad), "{bad}");
+        }
+    }
+}
