@@ -297,3 +297,87 @@ fn builds_the_helper_when_missing_and_says_so() {
     assert!(plugin.join("target/release/tmux-wait").exists());
     drop(client);
 }
+
+/// `tmux-wait menu` on a real client: drawn with no watches (a disabled
+/// line and "Clear the last result", which works), and with watches (one
+/// item each, "Cancel all"; pressing an item's key cancels that watch).
+/// The command returns once a choice is made.
+#[test]
+fn menu_with_and_without_watches() {
+    let s = TestServer::new();
+    let mut client = PtyClient::attach(&s);
+    let menu = |client_name: Option<&str>| {
+        let mut c = s.tw();
+        c.arg("menu");
+        if let Some(n) = client_name {
+            c.args(["-c", n]);
+        }
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let chosen = |child: std::process::Child| {
+        let f = finished(child.wait_with_output().unwrap());
+        assert_eq!(f.code, Some(0), "menu failed: {}", f.stderr);
+        assert!(f.stderr.is_empty(), "{}", f.stderr);
+    };
+    // No watches: the menu is drawn (on the client tmux picks: the only
+    // one), and "c" clears the last result.
+    s.tmux(&["set-option", "-g", "@tmux_wait_status", "✓ stale"]);
+    client.forget();
+    let m = menu(None);
+    client.wait_for_drawn(&s, "(no watches running)");
+    client.wait_for_drawn(&s, "Clear the last result");
+    client.keys(b"c");
+    chosen(m);
+    s.wait_until(&s.pane, "the status to be cleared", || {
+        status(&s).is_empty()
+    });
+    // Two watches: an item each and "Cancel all".
+    let spawn = |pattern: &str| {
+        let mut c = s.tw();
+        c.args(["watch", "-t", &s.pane, "--pattern", pattern])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c.spawn().unwrap()
+    };
+    let mut a = spawn("first never");
+    s.wait_until(&s.pane, "one watch", || watches(&s).len() == 1);
+    let mut b = spawn("second never");
+    s.wait_until(&s.pane, "two watches", || watches(&s).len() == 2);
+    // The attached terminal, not a waits' control-mode client.
+    let clients = s.tmux(&[
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{client_name}",
+    ]);
+    let name = clients
+        .lines()
+        .find_map(|l| l.strip_prefix("0 "))
+        .expect("the terminal client")
+        .to_owned();
+    client.forget();
+    let m = menu(Some(&name));
+    client.wait_for_drawn(&s, "Cancel all");
+    client.wait_for_drawn(&s, "first never");
+    client.wait_for_drawn(&s, "second never");
+    // "1" is the first watch listed.
+    let first = watches(&s)[0]["label"].as_str().unwrap().to_owned();
+    client.keys(b"1");
+    chosen(m);
+    s.wait_until(&s.pane, "that watch to be cancelled", || {
+        let ws = watches(&s);
+        ws.len() == 1 && ws[0]["label"] != first.as_str()
+    });
+    client.forget();
+    let m = menu(Some(&name));
+    client.wait_for_drawn(&s, "Cancel all");
+    client.keys(b"a");
+    chosen(m);
+    s.wait_until(&s.pane, "all watches cancelled", || watches(&s).is_empty());
+    for c in [&mut a, &mut b] {
+        let st = c.wait().unwrap();
+        assert_eq!(st.code(), Some(143));
+    }
+    drop(client);
+}
