@@ -111,7 +111,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
-        Command::Run(a) => match run_request(socket, &a).and_then(|r| command::run(&r)) {
+        Command::Run(a) => match run_request(socket, &a)
+            .and_then(|r| refuse_own_pane(&r.common.socket, a.target.as_deref()).map(|_| r))
+            .and_then(|r| command::run(&r))
+        {
             Ok(r) => {
                 show(a.json, &r, || r.human());
                 if let Some(n) = r.note()
@@ -244,6 +247,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             Ok(()) => exit::OK,
             Err(e) => fail(&e, false),
         },
+        Command::ShellInit(a) => {
+            print(shell_init(a.shell).trim_end());
+            exit::OK
+        }
         Command::Status(a) => match watch::status(&socket, a.clear) {
             Ok(v) => {
                 print(&v);
@@ -251,6 +258,16 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             }
             Err(e) => fail(&e, false),
         },
+    }
+}
+
+/// The code `tmux-wait shell-init SHELL` prints (the files are checked by
+/// shellcheck and the tests as they are).
+pub fn shell_init(shell: crate::cli::Shell) -> &'static str {
+    match shell {
+        crate::cli::Shell::Bash => include_str!("../scripts/lib/shell-init.bash"),
+        crate::cli::Shell::Zsh => include_str!("../scripts/lib/shell-init.zsh"),
+        crate::cli::Shell::Fish => include_str!("../scripts/lib/shell-init.fish"),
     }
 }
 
@@ -307,6 +324,78 @@ fn run_request(socket: Socket, a: &RunArgs) -> Result<command::RunRequest> {
         command: a.command.join(" "),
         force: a.force,
     })
+}
+
+/// What `run` says when it would type into the pane it runs in.
+pub const OWN_PANE: &str = "run types into another pane, not the one it runs in: give -t PANE (for example -t '{last}', the pane you were in before)";
+
+/// `run` types into a pane's shell and waits for it: typed into the pane
+/// tmux-wait itself runs in (the default inside tmux), it would wait for
+/// its own end. Refused before anything is typed: when `$TMUX_PANE` is the
+/// target and tmux-wait runs in the foreground of that pane's terminal (a
+/// background job of the pane's shell may type into it).
+fn refuse_own_pane(socket: &Socket, target: Option<&str>) -> Result<()> {
+    let Some(own) = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    if !socket.is_current_server() {
+        return Ok(());
+    }
+    let Some(terminal) = foreground_terminal() else {
+        return Ok(());
+    };
+    // Pane ids name one pane each: no need to ask tmux about another one.
+    if let Some(t) = target
+        && t != own
+        && t.strip_prefix('%').is_some_and(|n| {
+            !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    {
+        return Ok(());
+    }
+    let pane = crate::tmux::resolve_pane(socket, target)?;
+    let same_terminal = match terminal {
+        Some(dev) => tty_device(&pane.pane_tty) == Some(dev),
+        None => true,
+    };
+    if pane.pane_id == own && same_terminal {
+        return Err(Error::usage(OWN_PANE));
+    }
+    Ok(())
+}
+
+/// When this process runs in the foreground of its controlling terminal:
+/// `Some(that terminal's device number)` where `/proc` tells it, `Some(None)`
+/// elsewhere. `None` when it has no terminal or runs in the background.
+fn foreground_terminal() -> Option<Option<u64>> {
+    if crate::engine::shell::proc_available() {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // pid (comm) state ppid pgrp session tty_nr tpgid ...; comm may
+        // hold spaces and parentheses: fields follow the last ')'.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let pgrp: i64 = f.get(2)?.parse().ok()?;
+        let tty_nr: u64 = f.get(4)?.parse().ok()?;
+        let tpgid: i64 = f.get(5)?.parse().ok()?;
+        if tty_nr == 0 || tpgid != pgrp {
+            return None;
+        }
+        // The kernel's encoding: minor in bits 0-7 and 20-31, major 8-19.
+        let major = (tty_nr >> 8) & 0xfff;
+        let minor = (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00);
+        return Some(Some(libc::makedev(major as _, minor as _) as u64));
+    }
+    let tty = std::fs::File::open("/dev/tty").ok()?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain queries on a descriptor we own.
+    let (fg, own) = unsafe { (libc::tcgetpgrp(tty.as_raw_fd()), libc::getpgrp()) };
+    (fg == own).then_some(None)
+}
+
+/// The device number of a terminal device file.
+fn tty_device(path: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.rdev())
 }
 
 fn output_request(socket: Socket, a: &OutputArgs) -> Result<command::OutputRequest> {
