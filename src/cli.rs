@@ -44,6 +44,12 @@ Exit codes:
   0    done
   2    error: bad usage, no server, no such pane or watch";
 
+pub const LISTEN_HELP: &str = "\
+Exit codes:
+  0    the server exited or the hook was removed
+  2    error: bad usage, invalid channel name, no server
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after undoing its wait)";
+
 pub const MENU_HELP: &str = "\
 The command returns once a choice is made or the menu is closed.
 
@@ -140,6 +146,7 @@ pub enum Command {
     #[command(after_help = SIMPLE_HELP)]
     Hooks(HooksArgs),
     /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
+    #[command(after_help = LISTEN_HELP)]
     Listen(ListenArgs),
     /// Print shell code that reports each command's exit status to tmux-wait (OSC 133 marks), for the rc file
     #[command(after_help = SHELL_INIT_HELP)]
@@ -516,5 +523,45 @@ mod tests {
     #[test]
     fn command_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    /// Every command's --help (and -h), hidden ones included.
+    fn all_help(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+        out.push((path.to_owned(), cmd.render_long_help().to_string()));
+        out.push((path.to_owned(), cmd.render_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            let name = format!("{path} {}", sub.get_name());
+            all_help(sub, &name, out);
+        }
+    }
+
+    /// Help speaks of the product: none of the words of how it was made.
+    #[test]
+    fn help_has_no_internal_words() {
+        let mut helps = Vec::new();
+        all_help(&mut Cli::command(), "tmux-wait", &mut helps);
+        assert!(helps.len() > 30);
+        for (path, text) in &helps {
+            let lower = text.to_lowercase();
+            for word in ["peer", "seed", "waitfortextresult", "issue"] {
+                assert!(
+                    !lower.contains(word),
+                    "`{path} --help` says {word:?}:\n{text}"
+                );
+            }
+        }
+    }
+
+    /// Each command's help lists its own exit codes, not the whole table.
+    #[test]
+    fn each_command_lists_its_own_exit_codes() {
+        let mut cmd = Cli::command();
+        for sub in cmd.get_subcommands_mut().filter(|s| !s.is_hide_set()) {
+            let name = sub.get_name().to_owned();
+            let text = sub.render_long_help().to_string();
+            assert!(text.contains("Exit codes"), "{name}: {text}");
+            let fives = text.contains("\n  5 ") || text.contains("\n  5  ");
+            assert_eq!(fives, name == "channel", "{name}: {text}");
+        }
     }
 }
