@@ -567,9 +567,7 @@ fn take_pane_option(socket: &Socket, target: Option<&str>, name: &str) -> Result
     let _ = socket.run(["set-option", "-pu", "-t", &pane.pane_id, name]);
     let value = value.join("\n");
     if value.is_empty() {
-        return Err(Error::usage(format!(
-            "pane option {name} is empty: nothing to watch for"
-        )));
+        return Err(Error::usage("nothing to watch for: the text is empty"));
     }
     Ok(value)
 }
