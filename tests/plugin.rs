@@ -62,12 +62,21 @@ fn wait_for_text_from_the_key_binding() {
         status(&s).starts_with("⏳1")
     });
     // The pane prints the pattern (split in the typed line, so the echo
-    // does not match).
-    s.type_line(
-        &s.pane,
-        &format!("echo 'DONE #(touch {})'", touched.display()).replace("DONE", "DO''NE"),
-    );
-    s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
+    // does not match). The watch is listed a moment before it follows the
+    // pane (a line printed in between is before its start, and not seen):
+    // print it again until the watch ends.
+    let line = format!("echo 'DONE #(touch {})'", touched.display()).replace("DONE", "DO''NE");
+    let mut last_typed: Option<std::time::Instant> = None;
+    s.wait_until(&s.pane, "the watch to end", || {
+        if watches(&s).is_empty() {
+            return true;
+        }
+        if last_typed.is_none_or(|t| t.elapsed() > std::time::Duration::from_millis(700)) {
+            s.type_line(&s.pane, &line);
+            last_typed = Some(std::time::Instant::now());
+        }
+        false
+    });
     s.wait_until(&s.pane, "the result in the status", || {
         status(&s).starts_with("✓")
     });
