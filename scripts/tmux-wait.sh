@@ -75,6 +75,12 @@ main() {
             run_helper menu -c "$target"
             ;;
         sync)
+            # A build's notice from an earlier load (the helper is here now).
+            if [[ "$(get_tmux_option "$status_option" "")" == *"tmux-wait: "* ]]; then
+                tmux set-option -gqu "$prompt_note_option" \; \
+                    set-option -gq "$status_option" "" 2>/dev/null || true
+                run_helper status
+            fi
             run_helper hooks sync
             ;;
         *)

@@ -295,6 +295,15 @@ fn loading_is_silent() {
     let keys = s.tmux(&["list-keys", "-T", "prefix", "M-x"]);
     assert!(keys.contains("display-message mine2"), "{keys}");
     assert_eq!(logged_messages(&s), before, "a load left messages");
+    // A build's notice left by an earlier load goes once the helper is here.
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux_wait_status",
+        "✗ tmux-wait: the helper did not build",
+    ]);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    s.wait_until(&s.pane, "the old notice to go", || status(&s).is_empty());
     // A key option that is no key: one message naming it.
     s.tmux(&["set-option", "-g", "@tmux-wait-key-list", "NoSuchKey"]);
     load_as_tpm(&s, &entry, &path_with_helper());
@@ -489,4 +498,31 @@ fn menu_with_and_without_watches() {
         assert_eq!(st.code(), Some(143));
     }
     drop(client);
+}
+
+/// Enter on an empty W prompt says there is nothing to watch for, in plain
+/// words (not the option the prompt passes the text in).
+#[test]
+fn empty_text_at_the_prompt_says_so() {
+    let s = TestServer::new();
+    let entry = root().join("tmux-wait.tmux");
+    let mut client = PtyClient::attach(&s);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    client.press_until_drawn(&s, b"\x02W", "wait for text:");
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the message", || {
+        logged_messages(&s)
+            .iter()
+            .any(|m| m.contains("tmux-wait: nothing to watch for: the text is empty"))
+    });
+    // (The log also lists the binding's commands: only messages count.)
+    let shown: Vec<String> = logged_messages(&s)
+        .into_iter()
+        .filter(|m| m.contains(" message: "))
+        .collect();
+    assert!(
+        shown.iter().all(|m| !m.contains("@tmux-wait-pattern")),
+        "{shown:?}"
+    );
+    assert!(watches(&s).is_empty());
 }
