@@ -18,18 +18,43 @@ q_script="'${script//\'/\'\\\'\'}'"
 # The commands, as tmux command strings. The typed pattern reaches the helper
 # as the value of a pane option (%%% escapes it for tmux's parser); it never
 # passes through a shell.
-cmd_text="command-prompt -p 'wait for text:' \"set-option -p $pattern_option \\\"%%%\\\" ; run-shell -b \\\"$q_script text '#{pane_id}'\\\"\""
+cmd_text="command-prompt -p 'wait for text#{$prompt_note_option}:' \"set-option -p $pattern_option \\\"%%%\\\" ; run-shell -b \\\"$q_script text '#{pane_id}'\\\"\""
 cmd_done="run-shell -b \"$q_script done '#{pane_id}'\""
 cmd_quiet="run-shell -b \"$q_script quiet '#{pane_id}'\""
 cmd_list="run-shell -b \"$q_script menu '#{client_name}'\""
 
+# The prefix table as tmux lists it, read once.
+prefix_table=$(tmux list-keys -T prefix 2>/dev/null || true)
+
+# The key field of list-keys lines (after "-T TABLE"), per line.
+key_fields() {
+    awk '{ for (i = 1; i < NF; i++) if ($i == "-T") { print $(i + 2); break } }'
+}
+
+# How list-keys names KEY (M-w, C-a, ...): bound in a table of our own
+# that is removed at once. Asking list-keys about an unbound key instead
+# would leave "unknown key" in the server's messages. Fails for a string
+# that is no key.
+key_name() {
+    tmux bind-key -T tmux-wait-probe "$1" display-message \; \
+        list-keys -T tmux-wait-probe \; unbind-key -a -T tmux-wait-probe 2>/dev/null |
+        key_fields
+}
+
 # bind KEY-OPTION DEFAULT COMMAND: bind unless "none" or already bound by
 # someone else (a binding of ours, from an earlier load, is replaced).
 bind_unless_taken() {
-    local key existing
+    local key name existing
     key=$(get_tmux_option "$1" "$2")
     [ "$key" = none ] && return 0
-    existing=$(tmux list-keys -T prefix "$key" 2>/dev/null || true)
+    name=$(key_name "$key" || true)
+    if [ -z "$name" ]; then
+        tw_message "$1: '$key' is not a key tmux knows; nothing bound"
+        return 0
+    fi
+    existing=$(awk -v k="$name" '{
+        for (i = 1; i < NF; i++) if ($i == "-T") { if ($(i + 2) == k) print; break }
+    }' <<<"$prefix_table")
     if [ -n "$existing" ] && [[ "$existing" != *tmux-wait.sh* ]]; then
         return 0
     fi
@@ -93,7 +118,9 @@ main() {
         # One listener per @tmux-wait-hook-NAME, none for removed ones.
         tmux run-shell -b "$q_script sync"
     else
-        tmux run-shell -b "$q_script build"
+        # Build in the background; the status segment and the W prompt say
+        # so from now on (one tmux command with the start of the build).
+        tw_show_building \; run-shell -b "$q_script build"
     fi
 }
 

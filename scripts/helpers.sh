@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Helpers shared by the plugin's scripts: options, finding (or building) the
-# tmux-wait helper, messages.
+# tmux-wait helper, messages. Sourced after variables.sh.
+# shellcheck disable=SC2154 # the *_option names come from variables.sh
 
 tw_plugin_dir() {
     cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd
@@ -17,10 +18,15 @@ get_tmux_option() {
     fi
 }
 
-# A message on the clients; every # doubled so no text is read as a format.
+# A message on each attached client; every # doubled so no text is read as
+# a format. Never fails (the server may be gone, no client attached).
 tw_message() {
-    local text=$1
-    tmux display-message "tmux-wait: ${text//#/##}"
+    local text="tmux-wait: ${1//#/##}" client
+    while IFS= read -r client; do
+        if [ -n "$client" ]; then
+            tmux display-message -c "$client" "$text" 2>/dev/null || true
+        fi
+    done < <(tmux list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null || true)
 }
 
 # The version the plugin's Cargo.toml declares.
@@ -75,16 +81,41 @@ tw_build_dir() {
     printf '%s\n' "$dir"
 }
 
+# A build runs: its lock exists and the process that holds it lives (a
+# lock left by a build that was killed is removed).
 tw_building() {
-    local dir
+    local dir pid
     dir=$(tw_build_dir) || return 1
-    [ -d "$dir/lock" ]
+    [ -d "$dir/lock" ] || return 1
+    pid=$(cat "$dir/lock/pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        return 0
+    fi
+    if [ -z "$pid" ] && [ -z "$(find "$dir/lock" -maxdepth 0 -mmin +10 2>/dev/null)" ]; then
+        return 0 # just taken: the pid follows
+    fi
+    rm -rf "$dir/lock"
+    return 1
+}
+
+# What the status segment and the W prompt say while the helper builds.
+tw_building_status="⏳ tmux-wait: building the helper…"
+tw_building_note=" (the helper is still building: the watch starts once it is built)"
+
+# Show the build in the status segment and the W prompt, in one tmux
+# command with the tmux command given, if any (the plugin's load starts the
+# build with it, so a key pressed at once sees it).
+# shellcheck disable=SC2120 # the arguments are optional
+tw_show_building() {
+    tmux set-option -gq "$status_option" "$tw_building_status" \; \
+        set-option -gq "$prompt_note_option" "$tw_building_note" "$@" 2>/dev/null || true
 }
 
 # Build the helper (cargo build --release --locked) and tell the clients
-# how it went. Runs in the background; only one build at a time.
+# how it went: in the status segment while it runs, then as a message.
+# Only one build at a time; returns 0 when the helper is there.
 tw_build() {
-    local cargo dir log
+    local cargo dir log helper
     if ! cargo=$(tw_find_cargo); then
         tw_message "cannot build the helper: cargo not found (install Rust, or put tmux-wait on PATH)"
         return 1
@@ -93,16 +124,47 @@ tw_build() {
         tw_message "cannot build: cannot write $(tw_plugin_dir)/target"
         return 1
     }
+    tw_building >/dev/null || true # removes a stale lock
     if ! mkdir "$dir/lock" 2>/dev/null; then
-        return 0
+        tw_wait_for_build
+        return
     fi
+    # The lock goes with this process, however it ends.
+    tw_lock="$dir/lock"
+    trap 'rm -rf "$tw_lock"' EXIT
+    echo "${BASHPID:-$$}" >"$dir/lock/pid"
     log="$dir/build.log"
-    tw_message "building the helper (cargo build --release)..."
-    if (cd "$(tw_plugin_dir)" && "$cargo" build --release --locked) >"$log" 2>&1; then
+    # shellcheck disable=SC2119 # no tmux command to add
+    tw_show_building
+    tw_message "building the helper (cargo build --release; about two minutes the first time)"
+    if (cd "$(tw_plugin_dir)" && "$cargo" build --release --locked) >"$log" 2>&1 &&
+        helper=$(tw_helper); then
+        tmux set-option -gqu "$prompt_note_option" \; \
+            set-option -gq "$status_option" "" 2>/dev/null || true
+        "$helper" status >/dev/null 2>&1 || true
         tw_message "helper built; ready"
-        "$(tw_plugin_dir)/target/release/tmux-wait" hooks sync >/dev/null 2>&1 || true
+        "$helper" hooks sync >/dev/null 2>&1 || true
     else
-        tw_message "build failed: $(grep -m 1 -E '^error' "$log" || tail -n 1 "$log")"
+        tmux set-option -gqu "$prompt_note_option" \; \
+            set-option -gq "$status_option" "✗ tmux-wait: the helper did not build" 2>/dev/null || true
+        tw_message "build failed: $(grep -m 1 -E '^error' "$log" || tail -n 1 "$log") (log: $log)"
     fi
-    rmdir "$dir/lock"
+    rm -rf "$dir/lock"
+    trap - EXIT
+    [ -n "${helper:-}" ]
+}
+
+# Wait for a running build to end (at most 30 minutes); returns 0 when the
+# helper is then there. Starts a build when none runs.
+tw_wait_for_build() {
+    local _
+    if ! tw_building; then
+        tw_build
+        return
+    fi
+    for _ in $(seq 1 3600); do
+        tw_building || break
+        sleep 0.5
+    done
+    tw_helper >/dev/null
 }

@@ -12,13 +12,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/helpers.sh
 . "$here/helpers.sh"
 
-# Run the helper; on failure show its one-line error on the clients.
+# Run the helper; on failure show its one-line error on the clients (its
+# other lines, such as a notice that a timeout was cut, are not errors).
 run_helper() {
-    local err
+    local err line
     if ! err=$("$helper" "$@" 2>&1 >/dev/null); then
-        case "$err" in
+        line=$(grep -m 1 '^tmux-wait: error: ' <<<"$err" || tail -n 1 <<<"$err")
+        case "$line" in
             *"error: interrupted"*) ;;
-            *) tw_message "${err#tmux-wait: error: }" ;;
+            *) tw_message "${line#tmux-wait: error: }" ;;
         esac
     fi
 }
@@ -26,19 +28,34 @@ run_helper() {
 main() {
     local action=${1:-} target=${2:-}
     if [ "$action" = build ]; then
-        tw_build
+        tw_build || true
         return 0
     fi
     if ! helper=$(tw_helper); then
-        if [ "$action" = sync ]; then
-            return 0 # the build syncs when it is done
-        fi
-        if tw_building; then
-            tw_message "the helper is still building; try again in a moment"
-        else
-            tw_build &
-        fi
-        return 0
+        case "$action" in
+            sync)
+                return 0 # the build syncs when it is done
+                ;;
+            text)
+                # The typed text waits in the pane option: the watch for it
+                # starts once the helper is built (the prompt said so).
+                if tw_building; then
+                    tw_message "the watch starts once the helper is built"
+                fi
+                if ! tw_wait_for_build || ! helper=$(tw_helper); then
+                    tmux set-option -pqu -t "$target" "$pattern_option" 2>/dev/null || true
+                    return 0 # the build said why
+                fi
+                ;;
+            *)
+                if tw_building; then
+                    tw_message "the helper is still building; press the key again once it is built (the status line says when)"
+                else
+                    tw_build || true
+                fi
+                return 0
+                ;;
+        esac
     fi
     local timeout
     timeout=$(get_tmux_option "$timeout_option" "$timeout_default")
@@ -58,6 +75,12 @@ main() {
             run_helper menu -c "$target"
             ;;
         sync)
+            # A build's notice from an earlier load (the helper is here now).
+            if [[ "$(get_tmux_option "$status_option" "")" == *"tmux-wait: "* ]]; then
+                tmux set-option -gqu "$prompt_note_option" \; \
+                    set-option -gq "$status_option" "" 2>/dev/null || true
+                run_helper status
+            fi
             run_helper hooks sync
             ;;
         *)

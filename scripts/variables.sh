@@ -38,6 +38,10 @@ hooks_clear_default="300"
 # The status-line placeholder and the option it reads.
 status_placeholder="#{tmux_wait_status}"
 status_value="#{@tmux_wait_status}"
+status_option="@tmux_wait_status"
+
+# Said after "wait for text" in the W prompt while the helper builds.
+prompt_note_option="@tmux-wait-prompt-note"
 
 # Where the prompt leaves the typed pattern for the helper to read.
 pattern_option="@tmux-wait-pattern"

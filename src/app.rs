@@ -4,14 +4,14 @@
 use crate::cli::{
     ChannelArgs, Cli, Command, Engine, OutputArgs, OutputOpts, RunArgs, TextArgs, WatchArgs,
 };
-use crate::config::{ceiling_from_env, effective_timeout, parse_duration, validate_channel};
+use crate::config::{Limit, ceiling_limit, clamp_timeout, parse_duration, validate_channel};
 use crate::engine::EngineKind;
 use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::report::error_json;
 use crate::tmux::Socket;
 use crate::waits::{channel, command, hooks, text, watch};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::io::Write;
 use std::time::Duration;
@@ -40,8 +40,11 @@ pub fn subcommand(args: &[OsString]) -> Option<&str> {
 }
 
 fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
-    let cli = match Cli::try_parse_from(&args) {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(x) => x,
         Err(e) => {
             use clap::error::ErrorKind as E;
             if matches!(
@@ -84,15 +87,31 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
         return fail(&Error::io("cannot handle signals", e), json);
     }
     let socket = Socket::resolve(cli.socket_name.clone(), cli.socket_path.clone());
+    // Timeouts cut by a limit say so, once, before the wait.
+    let mut clamps = Clamps {
+        explicit: matches.subcommand().is_some_and(|(_, m)| {
+            m.try_contains_id("timeout").unwrap_or(false)
+                && m.value_source("timeout") == Some(clap::parser::ValueSource::CommandLine)
+        }),
+        notes: Vec::new(),
+    };
     match cli.command {
-        Command::Text(a) => match text_request(socket, &a).and_then(|r| text::run(&r)) {
+        Command::Text(a) => match text_request(socket, &a, &mut clamps).and_then(|r| {
+            clamps.announce(a.json);
+            text::run(&r)
+        }) {
             Ok(r) => {
-                show(a.json, &r, || r.human());
+                let given = crate::report::TextPatterns {
+                    patterns: &a.matching.patterns,
+                    stops: &a.matching.stops,
+                    regex: a.matching.regex,
+                };
+                show(a.json, &r, || r.human(&given));
                 r.outcome.exit_code()
             }
             Err(e) => fail(&e, a.json),
         },
-        Command::Channel(a) => match channel_wait(&socket, &a) {
+        Command::Channel(a) => match channel_wait(&socket, &a, &mut clamps) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
                 match (r.outcome, r.status) {
@@ -111,7 +130,12 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, false),
             }
         }
-        Command::Run(a) => match run_request(socket, &a).and_then(|r| command::run(&r)) {
+        Command::Run(a) => match run_request(socket, &a, &mut clamps)
+            .and_then(|r| refuse_own_pane(&r.common.socket, a.target.as_deref()).map(|_| r))
+            .and_then(|r| {
+                clamps.announce(a.json);
+                command::run(&r)
+            }) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
                 if let Some(n) = r.note()
@@ -133,7 +157,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             let emit = |r: &crate::report::OutputResult| {
                 print(&serde_json::to_string(r).expect("serialisable"));
             };
-            match output_request(socket, &a).and_then(|r| command::output(&r, emit)) {
+            match output_request(socket, &a, &mut clamps).and_then(|r| {
+                clamps.announce(json);
+                command::output(&r, emit)
+            }) {
                 Ok(r) => {
                     show(json, &r, || r.human());
                     if !json
@@ -165,8 +192,15 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             };
             let ok = a.id.len() <= 64 && a.id.bytes().all(|b| b.is_ascii_alphanumeric());
             let r = if ok {
-                common(socket, &Some(a.target.clone()), &a.timeout, None, &opts)
-                    .and_then(|c| command::follow_run(&c, &a.id, a.mark.clone()))
+                common(
+                    socket,
+                    &Some(a.target.clone()),
+                    &a.timeout,
+                    None,
+                    &opts,
+                    &mut clamps,
+                )
+                .and_then(|c| command::follow_run(&c, &a.id, a.mark.clone()))
             } else {
                 Err(Error::usage("invalid run id"))
             };
@@ -183,7 +217,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             Ok(()) => exit::OK,
             Err(e) => fail(&e, false),
         },
-        Command::Watch(a) => match watch_request(socket, &a).and_then(|r| watch::watch(&r)) {
+        Command::Watch(a) => match watch_request(socket, &a, &mut clamps).and_then(|r| {
+            clamps.announce(a.json);
+            watch::watch(&r)
+        }) {
             Ok(r) => {
                 show(a.json, &r, || r.human());
                 r.exit_code()
@@ -245,6 +282,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             Ok(()) => exit::OK,
             Err(e) => fail(&e, false),
         },
+        Command::ShellInit(a) => {
+            print(shell_init(a.shell).trim_end());
+            exit::OK
+        }
         Command::Status(a) => match watch::status(&socket, a.clear) {
             Ok(v) => {
                 print(&v);
@@ -252,6 +293,16 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             }
             Err(e) => fail(&e, false),
         },
+    }
+}
+
+/// The code `tmux-wait shell-init SHELL` prints (the files are checked by
+/// shellcheck and the tests as they are).
+pub fn shell_init(shell: crate::cli::Shell) -> &'static str {
+    match shell {
+        crate::cli::Shell::Bash => include_str!("../scripts/lib/shell-init.bash"),
+        crate::cli::Shell::Zsh => include_str!("../scripts/lib/shell-init.zsh"),
+        crate::cli::Shell::Fish => include_str!("../scripts/lib/shell-init.fish"),
     }
 }
 
@@ -271,21 +322,60 @@ fn regex_arg(flag: &str, re: Option<&String>) -> Result<Option<regex::Regex>> {
     .transpose()
 }
 
+/// Timeouts as enforced, and the notices of those a limit cut.
+struct Clamps {
+    /// --timeout was given (else the notice speaks of the default).
+    explicit: bool,
+    notes: Vec<String>,
+}
+
+impl Clamps {
+    /// The timeout to enforce: `value` parsed, cut by
+    /// `TMUX_WAIT_MAX_SECONDS` and by `cap`.
+    fn timeout(&mut self, value: &str, cap: Option<Limit>) -> Result<Duration> {
+        let requested = duration("--timeout", value)?;
+        let limits: Vec<Limit> = ceiling_limit()?.into_iter().chain(cap).collect();
+        let (timeout, note) = clamp_timeout(requested, value, self.explicit, &limits);
+        if let Some(n) = note
+            && !self.notes.contains(&n)
+        {
+            self.notes.push(n);
+        }
+        Ok(timeout)
+    }
+
+    /// Say, once, on stderr, which timeouts were cut (the human form only:
+    /// JSON has `effective_timeout`).
+    fn announce(&mut self, json: bool) {
+        for n in std::mem::take(&mut self.notes) {
+            if !json {
+                note(&n);
+            }
+        }
+    }
+
+    /// For requests built only to be part of another one.
+    fn quiet() -> Clamps {
+        Clamps {
+            explicit: true,
+            notes: Vec::new(),
+        }
+    }
+}
+
 fn common(
     socket: Socket,
     target: &Option<String>,
     timeout: &str,
-    cap: Option<Duration>,
+    cap: Option<Limit>,
     o: &OutputOpts,
+    clamps: &mut Clamps,
 ) -> Result<command::Common> {
     if let Some(t) = target {
         validate_target(t)?;
     }
     crate::cursor::validate_name(&o.cursor)?;
-    let mut timeout = effective_timeout(duration("--timeout", timeout)?, ceiling_from_env()?);
-    if let Some(cap) = cap {
-        timeout = timeout.min(cap);
-    }
+    let timeout = clamps.timeout(timeout, cap)?;
     Ok(command::Common {
         socket,
         target: target.clone(),
@@ -302,23 +392,100 @@ fn common(
     })
 }
 
-fn run_request(socket: Socket, a: &RunArgs) -> Result<command::RunRequest> {
+fn run_request(socket: Socket, a: &RunArgs, clamps: &mut Clamps) -> Result<command::RunRequest> {
     Ok(command::RunRequest {
-        common: common(socket, &a.target, &a.timeout, None, &a.opts)?,
+        common: common(socket, &a.target, &a.timeout, None, &a.opts, clamps)?,
         command: a.command.join(" "),
         force: a.force,
     })
 }
 
-fn output_request(socket: Socket, a: &OutputArgs) -> Result<command::OutputRequest> {
+/// What `run` says when it would type into the pane it runs in.
+pub const OWN_PANE: &str = "run types into another pane, not the one it runs in: give -t PANE (for example -t '{last}', the pane you were in before)";
+
+/// `run` types into a pane's shell and waits for it: typed into the pane
+/// tmux-wait itself runs in (the default inside tmux), it would wait for
+/// its own end. Refused before anything is typed: when `$TMUX_PANE` is the
+/// target and tmux-wait runs in the foreground of that pane's terminal (a
+/// background job of the pane's shell may type into it).
+fn refuse_own_pane(socket: &Socket, target: Option<&str>) -> Result<()> {
+    let Some(own) = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    if !socket.is_current_server() {
+        return Ok(());
+    }
+    let Some(terminal) = foreground_terminal() else {
+        return Ok(());
+    };
+    // Pane ids name one pane each: no need to ask tmux about another one.
+    if let Some(t) = target
+        && t != own
+        && t.strip_prefix('%').is_some_and(|n| {
+            !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    {
+        return Ok(());
+    }
+    let pane = crate::tmux::resolve_pane(socket, target)?;
+    let same_terminal = match terminal {
+        Some(dev) => tty_device(&pane.pane_tty) == Some(dev),
+        None => true,
+    };
+    if pane.pane_id == own && same_terminal {
+        return Err(Error::usage(OWN_PANE));
+    }
+    Ok(())
+}
+
+/// When this process runs in the foreground of its controlling terminal:
+/// `Some(that terminal's device number)` where `/proc` tells it, `Some(None)`
+/// elsewhere. `None` when it has no terminal or runs in the background.
+fn foreground_terminal() -> Option<Option<u64>> {
+    if crate::engine::shell::proc_available() {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // pid (comm) state ppid pgrp session tty_nr tpgid ...; comm may
+        // hold spaces and parentheses: fields follow the last ')'.
+        let rest = stat.rsplit_once(')')?.1;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let pgrp: i64 = f.get(2)?.parse().ok()?;
+        let tty_nr: u64 = f.get(4)?.parse().ok()?;
+        let tpgid: i64 = f.get(5)?.parse().ok()?;
+        if tty_nr == 0 || tpgid != pgrp {
+            return None;
+        }
+        // The kernel's encoding: minor in bits 0-7 and 20-31, major 8-19.
+        let major = (tty_nr >> 8) & 0xfff;
+        let minor = (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00);
+        return Some(Some(libc::makedev(major as _, minor as _) as u64));
+    }
+    let tty = std::fs::File::open("/dev/tty").ok()?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain queries on a descriptor we own.
+    let (fg, own) = unsafe { (libc::tcgetpgrp(tty.as_raw_fd()), libc::getpgrp()) };
+    (fg == own).then_some(None)
+}
+
+/// The device number of a terminal device file.
+fn tty_device(path: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| m.rdev())
+}
+
+fn output_request(
+    socket: Socket,
+    a: &OutputArgs,
+    clamps: &mut Clamps,
+) -> Result<command::OutputRequest> {
+    let cap = Limit {
+        max: command::MAX_OUTPUT_TIMEOUT,
+        name: format!(
+            "output's ceiling of {}",
+            crate::config::show_secs(command::MAX_OUTPUT_TIMEOUT)
+        ),
+    };
     Ok(command::OutputRequest {
-        common: common(
-            socket,
-            &a.target,
-            &a.timeout,
-            Some(command::MAX_OUTPUT_TIMEOUT),
-            &a.opts,
-        )?,
+        common: common(socket, &a.target, &a.timeout, Some(cap), &a.opts, clamps)?,
         until: regex_arg("--until", a.until.as_ref())?,
         ndjson: a.ndjson,
         ready: match &a.ready {
@@ -331,9 +498,12 @@ fn output_request(socket: Socket, a: &OutputArgs) -> Result<command::OutputReque
     })
 }
 
-fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
-    let timeout = duration("--timeout", &a.timeout)?;
-    let ceiling = ceiling_from_env()?;
+fn watch_request(
+    socket: Socket,
+    a: &WatchArgs,
+    clamps: &mut Clamps,
+) -> Result<watch::WatchRequest> {
+    let timeout = clamps.timeout(&a.timeout, None)?;
     if let Some(ch) = &a.channel {
         validate_channel(ch)?;
     }
@@ -365,13 +535,14 @@ fn watch_request(socket: Socket, a: &WatchArgs) -> Result<watch::WatchRequest> {
             ready: None,
             json: false,
         };
-        watch::WatchKind::Text(Box::new(text_request(socket.clone(), &text_args)?))
+        let text = text_request(socket.clone(), &text_args, &mut Clamps::quiet())?;
+        watch::WatchKind::Text(Box::new(text))
     };
     Ok(watch::WatchRequest {
         socket,
         target: a.target.clone(),
         kind,
-        timeout: effective_timeout(timeout, ceiling),
+        timeout,
         channel: a.channel.clone(),
         label: a.label.clone(),
     })
@@ -397,9 +568,7 @@ fn take_pane_option(socket: &Socket, target: Option<&str>, name: &str) -> Result
     let _ = socket.run(["set-option", "-pu", "-t", &pane.pane_id, name]);
     let value = value.join("\n");
     if value.is_empty() {
-        return Err(Error::usage(format!(
-            "pane option {name} is empty: nothing to watch for"
-        )));
+        return Err(Error::usage("nothing to watch for: the text is empty"));
     }
     Ok(value)
 }
@@ -408,8 +577,8 @@ fn duration(flag: &str, value: &str) -> Result<Duration> {
     parse_duration(value).map_err(|e| Error::usage(format!("{flag}: {e}")))
 }
 
-fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
-    let timeout = duration("--timeout", &a.timeout)?;
+fn text_request(socket: Socket, a: &TextArgs, clamps: &mut Clamps) -> Result<text::TextRequest> {
+    let timeout = clamps.timeout(&a.timeout, None)?;
     let interval = duration("--interval", &a.interval)?;
     if interval < MIN_INTERVAL {
         return Err(Error::usage(format!(
@@ -417,7 +586,6 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
             a.interval
         )));
     }
-    let ceiling = ceiling_from_env()?;
     let compile = |list: &[String], flag: &str| {
         PatternList::new(list, a.matching.regex, a.matching.match_case, flag)
             .map_err(|m| Error::new(Kind::InvalidRegex, m))
@@ -436,7 +604,7 @@ fn text_request(socket: Socket, a: &TextArgs) -> Result<text::TextRequest> {
         pattern_sources: a.matching.patterns.clone(),
         patterns,
         stops,
-        timeout: effective_timeout(timeout, ceiling),
+        timeout,
         engine: match a.engine {
             Engine::Auto => EngineKind::Auto,
             Engine::Stream => EngineKind::Stream,
@@ -462,11 +630,15 @@ fn validate_target(t: &str) -> Result<()> {
     Ok(())
 }
 
-fn channel_wait(socket: &Socket, a: &ChannelArgs) -> Result<crate::report::ChannelResult> {
+fn channel_wait(
+    socket: &Socket,
+    a: &ChannelArgs,
+    clamps: &mut Clamps,
+) -> Result<crate::report::ChannelResult> {
     validate_channel(&a.name)?;
-    let timeout = duration("--timeout", &a.timeout)?;
-    let ceiling = ceiling_from_env()?;
-    channel::wait(socket, &a.name, effective_timeout(timeout, ceiling))
+    let timeout = clamps.timeout(&a.timeout, None)?;
+    clamps.announce(a.json);
+    channel::wait(socket, &a.name, timeout)
 }
 
 /// Print a result: its JSON with --json, else the text for people (if

@@ -5,20 +5,73 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 pub const EXIT_CODES: &str = "\
-Exit codes:
-  0    found (text) or signalled (channel)
-  1    timed out
-  2    error: bad usage, invalid regex or channel name, no server, no such
-       pane, pane died or respawned, server exited during the wait
-  3    stopped by a --stop pattern
-  4    timed out while the pane was on the alternate screen
-  5    channel: signalled with a non-zero --status
-  129  interrupted by SIGHUP, 130 by SIGINT, 143 by SIGTERM (after cleaning up)
-`run` exits like timeout(1) (the command's status, 124, 125) and `output`
-0/1/2: see their --help.
+Exit codes: each command's --help lists its own. In short: 0 done, 1 timed
+out, 2 error; text also 3 (a --stop pattern) and 4 (alternate screen);
+channel 5 (signalled with a non-zero --status); run exits like timeout(1)
+(the command's status, 124, 125); 129/130/143 when interrupted by
+SIGHUP/SIGINT/SIGTERM.
 
 With --json, one JSON object is printed on stdout, errors included:
 {\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";
+
+pub const TEXT_HELP: &str = "\
+Exit codes:
+  0    found: a --pattern matched new output (or, without --pattern, any new
+       output appeared)
+  1    timed out
+  2    error: bad usage, invalid regex, no server, no such pane, the pane
+       died or was respawned, the server exited during the wait
+  3    stopped by a --stop pattern
+  4    timed out while the pane was on the alternate screen
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after cleaning up)";
+
+pub const CHANNEL_HELP: &str = "\
+Exit codes:
+  0    signalled (with no --status, or --status 0)
+  1    timed out
+  2    error: bad usage, invalid channel name, no server
+  5    signalled with a non-zero --status (tmux-wait signal NAME --status N)
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after cleaning up)";
+
+pub const SIGNAL_HELP: &str = "\
+Exit codes:
+  0    sent
+  2    error: bad usage, invalid channel name, no server";
+
+/// For the commands that do one thing at once (list, cancel, status, ...).
+pub const SIMPLE_HELP: &str = "\
+Exit codes:
+  0    done
+  2    error: bad usage, no server, no such pane or watch";
+
+pub const LISTEN_HELP: &str = "\
+Exit codes:
+  0    the server exited or the hook was removed
+  2    error: bad usage, invalid channel name, no server
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after undoing its wait)";
+
+pub const MENU_HELP: &str = "\
+The command returns once a choice is made or the menu is closed.
+
+Exit codes:
+  0    the menu was shown and closed
+  2    error: no server, no such client";
+
+pub const SHELL_INIT_HELP: &str = "\
+Put this at the end of your shell's rc file (after anything that sets
+PROMPT_COMMAND, PS1 or the prompt hooks):
+  bash (~/.bashrc):             eval \"$(tmux-wait shell-init bash)\"
+  zsh (~/.zshrc):               eval \"$(tmux-wait shell-init zsh)\"
+  fish (config.fish):           tmux-wait shell-init fish | source
+The shell then marks its prompt, the command line, the command's output and
+its end with its exit status (OSC 133 A, B, C, D;STATUS, as WezTerm, kitty
+and VS Code do), so `output`, `watch --done` and the plugin's F key report
+the exit status of commands typed by a person. The marks draw nothing; $?
+and an existing PROMPT_COMMAND or prompt are kept. bash 4.4 or newer.
+
+Exit codes:
+  0    printed
+  2    error: bad usage (an unknown shell)";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,9 +79,9 @@ With --json, one JSON object is printed on stdout, errors included:
     version,
     about = "Wait, from inside tmux, for text in a pane, for a command to finish, or for a wait-for channel.",
     long_about = "Wait, from inside tmux, for text in a pane, for a command to finish, or for a tmux wait-for channel.\n\n\
-        Waits follow the pane's output as tmux delivers it to a control-mode \
-        client: they wake within about a millisecond, cost nothing while waiting, \
-        and see only output written after the wait began. `run` types a command \
+        Waits follow the pane's output as tmux delivers it: they wake within \
+        about a millisecond, cost nothing while waiting, and see only output \
+        written after the wait began. `run` types a command \
         into a pane's shell and reports its exit status and only its own output; \
         `output` returns what a pane wrote that you have not seen yet.",
     after_help = EXIT_CODES
@@ -54,12 +107,13 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Wait for new output in a pane to match a pattern (or for any new output)
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = TEXT_HELP)]
     Text(TextArgs),
     /// Wait until a tmux wait-for channel is signalled, with a timeout
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = CHANNEL_HELP)]
     Channel(ChannelArgs),
     /// Signal a tmux wait-for channel, optionally with a result (--status, --message)
+    #[command(after_help = SIGNAL_HELP)]
     Signal(SignalArgs),
     /// Type a command into a pane's shell, wait until it ends, report its exit status and its output
     #[command(after_help = RUN_HELP)]
@@ -80,17 +134,40 @@ pub enum Command {
     #[command(after_help = WATCH_HELP)]
     Watch(WatchArgs),
     /// List the running watches of the server
+    #[command(after_help = SIMPLE_HELP)]
     List(ListArgs),
     /// Cancel watches: one by id, those of a pane, or all
+    #[command(after_help = SIMPLE_HELP)]
     Cancel(CancelArgs),
     /// Push the status-line segment again (--clear forgets the last result)
+    #[command(after_help = SIMPLE_HELP)]
     Status(StatusArgs),
-    /// Show a menu of the running watches on a client, to cancel one or all
+    /// Show a menu of the running watches on a client, to cancel one or all, or to clear the last result
+    #[command(after_help = MENU_HELP)]
     Menu(MenuArgs),
     /// Channel hooks declared with `set -g @tmux-wait-hook-NAME ACTION`
+    #[command(after_help = SIMPLE_HELP)]
     Hooks(HooksArgs),
     /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
+    #[command(after_help = LISTEN_HELP)]
     Listen(ListenArgs),
+    /// Print shell code that reports each command's exit status to tmux-wait (OSC 133 marks), for the rc file
+    #[command(after_help = SHELL_INIT_HELP)]
+    ShellInit(ShellInitArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShellInitArgs {
+    /// The shell the code is for
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Args)]
@@ -126,7 +203,15 @@ a desktop notification (@tmux-wait-desktop, notify-send or osascript), runs
 the @tmux-wait-on-done command with TMUX_WAIT_* variables, and signals its
 channel (tmux-wait-done-ID unless --channel).
 
-Exit codes as for text; a cancelled watch exits 143.";
+Exit codes:
+  0    found (text), the command finished (--done), the pane went quiet
+  1    timed out
+  2    error: bad usage, no server, no such pane, the pane died or was
+       respawned during the watch
+  3    stopped by a --stop pattern
+  4    timed out while the pane was on the alternate screen
+  143  cancelled (tmux-wait cancel), or interrupted by SIGTERM;
+       129/130 by SIGHUP/SIGINT";
 
 pub const RUN_HELP: &str = "\
 The words of COMMAND are joined with spaces and typed as one line into the
@@ -135,12 +220,19 @@ output is what the command wrote: not the prompt, not the echo, not the
 wrapper. `cd` and `export` persist, as when typed by hand. Afterwards $? in
 the shell is 0 (the wrapper's); the status is the command's exit code here.
 
+run types into another pane than the one it runs in: inside tmux, give
+-t (for example -t '{last}', the pane you were in before, or -t %3); run
+without -t in a pane refuses at once (exit 125). Outside tmux, without -t,
+it types into the pane tmux picks (the active pane of the most recently
+used session).
+
 Exit codes (as timeout(1)):
   N    the command's own exit status
   0    also: the command stopped at an interactive program's prompt
   124  timed out: the command keeps running; `tmux-wait output` continues
-  125  tmux-wait failed (the error says why): bad usage, no such pane, the
-       pane is not at a shell prompt or has unsubmitted text (see --force)
+  125  tmux-wait failed (the error says why): bad usage, run in its own
+       pane without -t, no such pane, the pane is not at a shell prompt or
+       has unsubmitted text (see --force)
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
 
 pub const OUTPUT_HELP: &str = "\
@@ -190,7 +282,7 @@ pub struct OutputOpts {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Pane to type into (as for text)
+    /// Pane to type into: any tmux target (%3, {last}, sess:1.0); required inside tmux, where the default would be run's own pane
     #[arg(short = 't', long = "target", value_name = "TARGET")]
     pub target: Option<String>,
 
@@ -274,7 +366,7 @@ pub enum Engine {
     /// The pane's output as tmux reads it, through pipe-pane (no client attached)
     #[value(alias = "control")]
     Stream,
-    /// capture-pane every --interval (as libtmux-mcp does)
+    /// capture-pane every --interval (as libtmux-mcp's wait_for_text does): misses text overwritten between two polls
     Poll,
 }
 
@@ -323,7 +415,7 @@ pub struct TextArgs {
     #[arg(long, value_name = "CHANNEL")]
     pub ready: Option<String>,
 
-    /// Print one JSON object (the WaitForTextResult shape) on stdout
+    /// Print one JSON object on stdout (the keys of libtmux-mcp's wait_for_text result)
     #[arg(long)]
     pub json: bool,
 }
@@ -436,5 +528,45 @@ mod tests {
     #[test]
     fn command_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    /// Every command's --help (and -h), hidden ones included.
+    fn all_help(cmd: &mut clap::Command, path: &str, out: &mut Vec<(String, String)>) {
+        out.push((path.to_owned(), cmd.render_long_help().to_string()));
+        out.push((path.to_owned(), cmd.render_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            let name = format!("{path} {}", sub.get_name());
+            all_help(sub, &name, out);
+        }
+    }
+
+    /// Help speaks of the product: none of the words of how it was made.
+    #[test]
+    fn help_has_no_internal_words() {
+        let mut helps = Vec::new();
+        all_help(&mut Cli::command(), "tmux-wait", &mut helps);
+        assert!(helps.len() > 30);
+        for (path, text) in &helps {
+            let lower = text.to_lowercase();
+            for word in ["peer", "seed", "waitfortextresult", "issue"] {
+                assert!(
+                    !lower.contains(word),
+                    "`{path} --help` says {word:?}:\n{text}"
+                );
+            }
+        }
+    }
+
+    /// Each command's help lists its own exit codes, not the whole table.
+    #[test]
+    fn each_command_lists_its_own_exit_codes() {
+        let mut cmd = Cli::command();
+        for sub in cmd.get_subcommands_mut().filter(|s| !s.is_hide_set()) {
+            let name = sub.get_name().to_owned();
+            let text = sub.render_long_help().to_string();
+            assert!(text.contains("Exit codes"), "{name}: {text}");
+            let fives = text.contains("\n  5 ") || text.contains("\n  5  ");
+            assert_eq!(fives, name == "channel", "{name}: {text}");
+        }
     }
 }

@@ -78,6 +78,67 @@ pub fn ceiling_from_env() -> Result<Option<Duration>> {
     }
 }
 
+/// The ceiling from the environment, with how to name it in a notice
+/// (`TMUX_WAIT_MAX_SECONDS=10m`).
+pub fn ceiling_limit() -> Result<Option<Limit>> {
+    Ok(ceiling_from_env()?.map(|d| Limit {
+        max: d,
+        name: format!(
+            "{MAX_SECONDS_ENV}={}",
+            std::env::var(MAX_SECONDS_ENV)
+                .unwrap_or_default()
+                .trim()
+                .escape_debug()
+        ),
+    }))
+}
+
+/// A bound on a timeout and how a notice names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limit {
+    pub max: Duration,
+    /// "TMUX_WAIT_MAX_SECONDS=10", "output's ceiling of 1500s".
+    pub name: String,
+}
+
+/// A duration for people: `1500s`, `0.5s`, `2.25s`.
+pub fn show_secs(d: Duration) -> String {
+    let s = format!("{:.3}", d.as_secs_f64());
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}s")
+}
+
+/// The timeout enforced (the request, cut to the lowest limit) and, when a
+/// limit cut it, the one line that says so: `shown` is the value as given,
+/// `explicit` whether it was given (else it is the default).
+pub fn clamp_timeout(
+    requested: Duration,
+    shown: &str,
+    explicit: bool,
+    limits: &[Limit],
+) -> (Duration, Option<String>) {
+    let mut timeout = requested;
+    let mut by = None;
+    for l in limits {
+        if l.max < timeout {
+            timeout = l.max;
+            by = Some(&l.name);
+        }
+    }
+    let note = by.map(|name| {
+        let what = if explicit {
+            format!("--timeout {}", shown.trim())
+        } else {
+            format!("the default --timeout of {}", show_secs(requested))
+        };
+        format!(
+            "tmux-wait: {what} is more than {name}; waiting {}",
+            show_secs(timeout)
+        )
+    });
+    (timeout, note)
+}
+
 /// The timeout actually enforced: the request, clamped by the ceiling.
 pub fn effective_timeout(requested: Duration, ceiling: Option<Duration>) -> Duration {
     match ceiling {
@@ -186,6 +247,48 @@ mod tests {
             effective_timeout(Duration::from_secs(8), None),
             Duration::from_secs(8)
         );
+    }
+
+    #[test]
+    fn clamps_say_so() {
+        let env = Limit {
+            max: Duration::from_secs(10),
+            name: "TMUX_WAIT_MAX_SECONDS=10".into(),
+        };
+        let cap = Limit {
+            max: Duration::from_secs(1500),
+            name: "output's ceiling of 1500s".into(),
+        };
+        let two_h = Duration::from_secs(7200);
+        assert_eq!(
+            clamp_timeout(two_h, "2h", true, std::slice::from_ref(&cap)),
+            (
+                Duration::from_secs(1500),
+                Some(
+                    "tmux-wait: --timeout 2h is more than output's ceiling of 1500s; waiting 1500s"
+                        .into()
+                )
+            )
+        );
+        let (t, note) = clamp_timeout(two_h, "2h", true, &[env.clone(), cap.clone()]);
+        assert_eq!(t, Duration::from_secs(10));
+        assert!(
+            note.unwrap()
+                .contains("TMUX_WAIT_MAX_SECONDS=10; waiting 10s")
+        );
+        let (t, note) = clamp_timeout(Duration::from_secs(30), "30", false, &[env]);
+        assert_eq!(t, Duration::from_secs(10));
+        assert_eq!(
+            note.unwrap(),
+            "tmux-wait: the default --timeout of 30s is more than TMUX_WAIT_MAX_SECONDS=10; waiting 10s"
+        );
+        assert_eq!(
+            clamp_timeout(Duration::from_secs(5), "5", true, &[cap]),
+            (Duration::from_secs(5), None)
+        );
+        assert_eq!(show_secs(Duration::from_millis(500)), "0.5s");
+        assert_eq!(show_secs(Duration::from_millis(2250)), "2.25s");
+        assert_eq!(show_secs(Duration::from_secs(1500)), "1500s");
     }
 
     #[test]

@@ -113,16 +113,31 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
                 format_safe(&last.label, 40)
             ));
         } else {
+            // How long it took, said so: not how long ago it was.
             parts.push(format!(
-                "{} {} {:.0}s",
+                "{} {} (took {})",
                 format_safe(icon, 8),
                 format_safe(&last.label, 24),
-                last.elapsed_seconds
+                took(last.elapsed_seconds)
             ));
         }
     }
     let value = parts.join(" ");
     let _ = socket.run(["set-option", "-g", STATUS_OPTION, &value]);
+}
+
+/// A duration in the status line: `4s`, `2m05s`, `1h02m`.
+fn took(secs: f64) -> String {
+    let s = if secs.is_finite() && secs > 0.0 {
+        secs.round() as u64
+    } else {
+        0
+    };
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
 }
 
 /// Local `HH:MM` of a time in seconds since the epoch.
@@ -292,6 +307,14 @@ fn run_bounded(mut cmd: Command, limit: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn took_reads_as_a_duration() {
+        assert_eq!(took(4.2), "4s");
+        assert_eq!(took(125.0), "2m05s");
+        assert_eq!(took(3720.0), "1h02m");
+        assert_eq!(took(f64::NAN), "0s");
+    }
 
     #[test]
     fn clock_is_hours_and_minutes() {

@@ -128,15 +128,90 @@ fn fmt_secs(x: f64) -> String {
     format!("{x:.3}s")
 }
 
+/// The patterns of a text wait as given, for the line for people.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextPatterns<'a> {
+    pub patterns: &'a [String],
+    pub stops: &'a [String],
+    /// `--regex` was given.
+    pub regex: bool,
+}
+
+/// A pattern as the line for people names it: quoted, control characters
+/// shown as escapes, at most 60 characters.
+fn quoted(p: &str) -> String {
+    let mut s: String = p.chars().take(60).collect();
+    if s.len() < p.len() {
+        s.push('…');
+    }
+    format!("\"{}\"", sanitize(&s))
+}
+
+/// A literal pattern that reads like a regular expression (`error.*failed`,
+/// `^done$`, `\d+ tests`, `[0-9]`, `ok|fail`, `x{3}`): a wait that never
+/// matched it probably wanted `--regex`.
+pub fn looks_like_regex(p: &str) -> bool {
+    let b = p.as_bytes();
+    let n = b.len();
+    if n < 2 {
+        return false;
+    }
+    if p.contains(".*") || p.contains(".+") || p.contains(".?") {
+        return true;
+    }
+    if b[0] == b'^' || (b[n - 1] == b'$' && b[n - 2] != b' ') {
+        return true;
+    }
+    for i in 0..n - 1 {
+        let next = b[i + 1];
+        match b[i] {
+            b'\\' if b"dDwWsSbB.()[]{}*+?|^$".contains(&next) => return true,
+            // A class with a range or negated: [0-9], [^ ].
+            b'[' => {
+                if let Some(end) = p[i + 1..].find(']') {
+                    let class: Vec<char> = p[i + 1..i + 1 + end].chars().collect();
+                    if class.first() == Some(&'^')
+                        || (class.len() >= 3 && class[1..class.len() - 1].contains(&'-'))
+                    {
+                        return true;
+                    }
+                }
+            }
+            // a|b with no spaces around the bar.
+            b'|' if i > 0 && b[i - 1] != b' ' && next != b' ' => return true,
+            // A counted repeat: x{3}, x{2,5}.
+            b'{' if i > 0 => {
+                let rest = &p[i + 1..];
+                if let Some(end) = rest.find('}') {
+                    let inner = &rest[..end];
+                    if !inner.is_empty()
+                        && inner.bytes().all(|c| c.is_ascii_digit() || c == b',')
+                        && inner.as_bytes()[0].is_ascii_digit()
+                    {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 impl TextResult {
-    /// One line for people.
-    pub fn human(&self) -> String {
+    /// One line for people, naming the pattern that decided.
+    pub fn human(&self, given: &TextPatterns) -> String {
         let at = fmt_secs(self.elapsed_seconds);
         let first = self.matched_lines.first().map(|l| sanitize(l));
+        let named = |list: &[String], flag: &str| match self.matched_index.and_then(|i| list.get(i))
+        {
+            Some(p) => quoted(p),
+            None => format!("{flag} #{}", self.matched_index.unwrap_or(0) + 1),
+        };
         match self.outcome {
             Outcome::Matched => format!(
-                "matched pattern #{} in {} after {at}: {}",
-                self.matched_index.unwrap_or(0) + 1,
+                "matched {} in {} after {at}: {}",
+                named(given.patterns, "--pattern"),
                 self.pane_id,
                 first.unwrap_or_default()
             ),
@@ -146,8 +221,8 @@ impl TextResult {
                 first.unwrap_or_default()
             ),
             Outcome::Stopped => format!(
-                "stopped by --stop #{} in {} after {at}: {}",
-                self.matched_index.unwrap_or(0) + 1,
+                "stopped by {} in {} after {at}: {}",
+                named(given.stops, "--stop"),
                 self.pane_id,
                 first.unwrap_or_default()
             ),
@@ -173,10 +248,28 @@ impl TextResult {
                 if let Some(last) = self.tail.last() {
                     s.push_str(&format!("; last line: {}", sanitize(last)));
                 }
+                if let Some(p) = regex_hint(given) {
+                    s.push_str(&format!(
+                        "; {} is matched as literal text: add --regex to match it as a regular expression",
+                        quoted(p)
+                    ));
+                }
                 s
             }
         }
     }
+}
+
+/// The first literal pattern that reads like a regex, if any.
+fn regex_hint<'a>(given: &TextPatterns<'a>) -> Option<&'a String> {
+    if given.regex {
+        return None;
+    }
+    given
+        .patterns
+        .iter()
+        .chain(given.stops)
+        .find(|p| looks_like_regex(p))
 }
 
 impl ChannelResult {
@@ -430,6 +523,114 @@ mod tests {
         assert_eq!(v["outcome"], "any_output");
         assert!(v["matched_index"].is_null());
         assert!(v["effective_timeout"].is_f64());
+    }
+
+    fn result(outcome: Outcome, index: Option<usize>) -> TextResult {
+        TextResult {
+            found: outcome == Outcome::Matched,
+            outcome,
+            matched_index: index,
+            matched_lines: vec!["Server READY".into()],
+            tail: vec!["$ x".into()],
+            saw_new_output: true,
+            matched_at_entry: false,
+            alternate_screen: false,
+            pane_id: "%0".into(),
+            elapsed_seconds: 0.029,
+            effective_timeout: 2.0,
+        }
+    }
+
+    #[test]
+    fn human_line_names_the_pattern() {
+        let pats = vec!["nope".to_owned(), "READY".to_owned()];
+        let stops = vec!["error:".to_owned()];
+        let given = TextPatterns {
+            patterns: &pats,
+            stops: &stops,
+            regex: false,
+        };
+        assert_eq!(
+            result(Outcome::Matched, Some(1)).human(&given),
+            "matched \"READY\" in %0 after 0.029s: Server READY"
+        );
+        assert_eq!(
+            result(Outcome::Stopped, Some(0)).human(&given),
+            "stopped by \"error:\" in %0 after 0.029s: Server READY"
+        );
+        let t = result(Outcome::Timeout, None).human(&given);
+        assert!(!t.contains("--regex"), "{t}");
+    }
+
+    #[test]
+    fn timeout_hints_regex_for_a_literal_that_reads_like_one() {
+        let pats = vec!["error.*failed".to_owned()];
+        let given = TextPatterns {
+            patterns: &pats,
+            stops: &[],
+            regex: false,
+        };
+        let t = result(Outcome::Timeout, None).human(&given);
+        assert!(
+            t.ends_with("; \"error.*failed\" is matched as literal text: add --regex to match it as a regular expression"),
+            "{t}"
+        );
+        let given = TextPatterns {
+            regex: true,
+            ..given
+        };
+        assert!(
+            !result(Outcome::Timeout, None)
+                .human(&given)
+                .contains("--regex")
+        );
+    }
+
+    #[test]
+    fn what_reads_like_a_regex() {
+        for p in [
+            "error.*failed",
+            "^done",
+            "done$",
+            r"\d+ tests",
+            "[0-9]+",
+            "[^ ]",
+            "ok|fail",
+            "x{3}",
+            "a{2,5}",
+            r"1\.2",
+            ".+",
+        ] {
+            assert!(looks_like_regex(p), "{p}");
+        }
+        for p in [
+            "Server listening",
+            "0.0.0.0:8000",
+            "[INFO] ready",
+            "cost: 5 $",
+            "a | b",
+            "{json}",
+            "...",
+            "x",
+            "",
+            "done.",
+            "Done!?",
+            "[é]",
+        ] {
+            assert!(!looks_like_regex(p), "{p}");
+        }
+        // Any text, multi-byte characters included, is looked at safely.
+        let alphabet = [
+            "[", "]", "-", "é", "{", "}", "1", ",", "\\", "|", " ", "^", "$", ".", "*",
+        ];
+        let mut rng = crate::testutil::XorShift(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let mut t = String::new();
+            for _ in 0..rng.below(8) {
+                t.push_str(alphabet[rng.below(alphabet.len())]);
+            }
+            let _ = looks_like_regex(&t);
+        }
     }
 
     #[test]

@@ -123,3 +123,90 @@ fn version_and_help() {
         assert!(f.stdout.contains(needle), "help lacks {needle}");
     }
 }
+
+/// Type `line` into `pane` followed by what records its exit status, its
+/// stdout and stderr in files; return them once the line has ended.
+fn in_pane(s: &TestServer, pane: &str, line: &str) -> Finished {
+    let ch = unique("done");
+    let d = s.dir().display().to_string();
+    s.type_line(
+        pane,
+        &format!("{line} >'{d}/out' 2>'{d}/err'; echo $? >'{d}/st'; tmux wait-for -S {ch}"),
+    );
+    let mut w = s.tmux_cmd();
+    w.args(["wait-for", &ch]);
+    assert_eq!(run_bounded(w).code, Some(0));
+    let read = |f: &str| std::fs::read_to_string(s.dir().join(f)).unwrap_or_default();
+    Finished {
+        code: read("st").trim().parse().ok(),
+        stdout: read("out"),
+        stderr: read("err"),
+    }
+}
+
+/// `run` typed at a pane's prompt without -t would type into its own pane
+/// and wait for itself: refused at once (exit 125, one line saying what to
+/// do). -t '{last}' from a second pane types into the first one.
+#[test]
+fn run_refuses_its_own_pane() {
+    let s = TestServer::new();
+    let first = s.pane.clone();
+    for line in [
+        "tmux-wait run -- echo hi",
+        "tmux-wait run -t \"$TMUX_PANE\" -- echo hi",
+        "{ x=$(tmux-wait run -- echo hi); }",
+    ] {
+        let start = std::time::Instant::now();
+        let f = in_pane(&s, &first, line);
+        assert_eq!(f.code, Some(125), "{line}: {f:?}");
+        assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
+        assert!(
+            f.stderr
+                .starts_with("tmux-wait: error: run types into another pane")
+                && f.stderr.contains("-t '{last}'"),
+            "{}",
+            f.stderr
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        s.wait_for_prompt(&first);
+    }
+    let f = in_pane(&s, &first, "tmux-wait run --json -- echo hi");
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert_eq!(f.json()["error"]["kind"], "usage");
+    // A background job of the pane's shell may type into it: the shell is
+    // at its prompt.
+    s.wait_for_prompt(&first);
+    let f = in_pane(
+        &s,
+        &first,
+        "(sleep 0.3; tmux-wait run -t \"$TMUX_PANE\" -- echo from-the-job) &",
+    );
+    assert_eq!(f.code, Some(0), "{f:?}");
+    s.wait_until(&first, "the background run", || {
+        s.capture(&first).contains("from-the-job\n")
+    });
+    // (The next command line lets bash report the job as done.)
+    s.wait_until(&first, "the job to end", || {
+        in_pane(&s, &first, "jobs").stdout.is_empty()
+    });
+    s.wait_for_prompt(&first);
+    // From a second pane, '{last}' is the first one.
+    // (A pane split from the command line gets that client's environment.)
+    let out = s
+        .tmux_cmd()
+        .args(["split-window", "-P", "-F", "#{pane_id}"])
+        .env("PATH", path_with_helper())
+        .output()
+        .unwrap();
+    let second = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    s.wait_for_prompt(&second);
+    s.wait_for_prompt(&first);
+    let f = in_pane(
+        &s,
+        &second,
+        "tmux-wait run -t '{last}' -- 'echo typed; (exit 4)'",
+    );
+    assert_eq!(f.code, Some(4), "{f:?}");
+    assert_eq!(f.stdout, "typed\n");
+    assert!(f.stderr.is_empty(), "{}", f.stderr);
+}

@@ -62,15 +62,26 @@ fn wait_for_text_from_the_key_binding() {
         status(&s).starts_with("⏳1")
     });
     // The pane prints the pattern (split in the typed line, so the echo
-    // does not match).
-    s.type_line(
-        &s.pane,
-        &format!("echo 'DONE #(touch {})'", touched.display()).replace("DONE", "DO''NE"),
-    );
-    s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
+    // does not match). The watch is listed a moment before it follows the
+    // pane (a line printed in between is before its start, and not seen):
+    // print it again until the watch ends.
+    let line = format!("echo 'DONE #(touch {})'", touched.display()).replace("DONE", "DO''NE");
+    let mut last_typed: Option<std::time::Instant> = None;
+    s.wait_until(&s.pane, "the watch to end", || {
+        if watches(&s).is_empty() {
+            return true;
+        }
+        if last_typed.is_none_or(|t| t.elapsed() > std::time::Duration::from_millis(700)) {
+            s.type_line(&s.pane, &line);
+            last_typed = Some(std::time::Instant::now());
+        }
+        false
+    });
     s.wait_until(&s.pane, "the result in the status", || {
         status(&s).starts_with("✓")
     });
+    // How long the watch took, said as such.
+    assert!(status(&s).contains(" (took "), "{}", status(&s));
     assert!(
         status(&s).contains("##(touch"),
         "status not escaped: {}",
@@ -230,13 +241,90 @@ fn watches_end_cleanly_when_their_pane_or_server_goes() {
     s.wait_no_helpers();
 }
 
+/// Run the plugin's entry point as TPM does: a process with `TMUX` naming
+/// the server (not through run-shell), `PATH` as given.
+fn load_as_tpm(s: &TestServer, entry: &std::path::Path, path: &std::ffi::OsStr) {
+    let pid = s.tmux(&["display-message", "-p", "#{pid}"]);
+    let f = run_bounded({
+        let mut c = std::process::Command::new(entry);
+        c.env("TMUX", format!("{},{},0", s.socket.display(), pid.trim()))
+            .env_remove("TMUX_PANE")
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null());
+        c
+    });
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert!(f.stdout.is_empty() && f.stderr.is_empty(), "{f:?}");
+}
+
+/// What the server's message log holds besides the commands it ran.
+fn logged_messages(s: &TestServer) -> Vec<String> {
+    s.tmux(&["show-messages"])
+        .lines()
+        .filter(|l| !l.contains(" command: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A load leaves nothing in the server's messages: no "unknown key" for
+/// keys it asks about, no notice; a second load neither. A key option that
+/// is no key says so.
+#[test]
+fn loading_is_silent() {
+    let s = TestServer::new();
+    let _client = PtyClient::attach(&s);
+    s.tmux(&["bind-key", "-T", "prefix", "Q", "display-message mine"]);
+    let entry = root().join("tmux-wait.tmux");
+    let before = logged_messages(&s);
+    let start = std::time::Instant::now();
+    load_as_tpm(&s, &entry, &path_with_helper());
+    load_as_tpm(&s, &entry, &path_with_helper());
+    let took = start.elapsed();
+    assert_eq!(logged_messages(&s), before, "a load left messages");
+    let keys = s.tmux(&["list-keys", "-T", "prefix"]);
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert!(keys.contains("display-message mine"), "{keys}");
+    // No table of ours is left behind.
+    assert!(!s.tmux(&["list-keys"]).contains("tmux-wait-probe"));
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    // A key spelled otherwise than tmux lists it is still recognised as
+    // taken: m-w is M-w.
+    s.tmux(&["bind-key", "-T", "prefix", "M-x", "display-message mine2"]);
+    s.tmux(&["set-option", "-g", "@tmux-wait-key-list", "m-x"]);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    let keys = s.tmux(&["list-keys", "-T", "prefix", "M-x"]);
+    assert!(keys.contains("display-message mine2"), "{keys}");
+    assert_eq!(logged_messages(&s), before, "a load left messages");
+    // A build's notice left by an earlier load goes once the helper is here.
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux_wait_status",
+        "✗ tmux-wait: the helper did not build",
+    ]);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    s.wait_until(&s.pane, "the old notice to go", || status(&s).is_empty());
+    // A key option that is no key: one message naming it.
+    s.tmux(&["set-option", "-g", "@tmux-wait-key-list", "NoSuchKey"]);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    let after = logged_messages(&s);
+    assert!(
+        after
+            .iter()
+            .any(|m| m.contains("@tmux-wait-key-list: 'NoSuchKey' is not a key tmux knows")),
+        "{after:?}"
+    );
+}
+
 /// With no helper of the plugin's version, loading the plugin builds one in
-/// the background and says so; a key pressed meanwhile says it is building.
+/// the background and shows it in the status segment; the W prompt says so
+/// before the text is typed, and the watch starts once the helper is built.
 #[test]
 fn builds_the_helper_when_missing_and_says_so() {
     let s = TestServer::new();
     // A copy of the plugin whose version no tmux-wait has, and a stand-in
-    // cargo that waits for the test's go-ahead.
+    // cargo that waits for the test's go-ahead and builds a stand-in
+    // helper that records how it is called.
     let plugin = s.dir().join("plugin");
     std::fs::create_dir_all(plugin.join("scripts")).unwrap();
     for f in [
@@ -255,11 +343,17 @@ fn builds_the_helper_when_missing_and_says_so() {
     let bin = s.dir().join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
     let go = s.dir().join("go");
+    let calls = s.dir().join("calls");
     std::fs::write(
         bin.join("cargo"),
         format!(
-            "#!/bin/sh\n# Waits for the test's go-ahead, 30 s at most.\nfor _ in $(seq 1 600); do [ -e '{}' ] && break; sleep 0.05; done\nmkdir -p target/release\nprintf '#!/bin/sh\\necho tmux-wait 9.9.9\\n' > target/release/tmux-wait\nchmod +x target/release/tmux-wait\n",
-            go.display()
+            "#!/bin/sh\n# Waits for the test's go-ahead, 30 s at most.\n\
+             for _ in $(seq 1 600); do [ -e '{go}' ] && break; sleep 0.05; done\n\
+             mkdir -p target/release\n\
+             printf '#!/bin/sh\\n[ \"$1\" = --version ] && exec echo tmux-wait 9.9.9\\necho \"$*\" >> {calls}\\n' > target/release/tmux-wait\n\
+             chmod +x target/release/tmux-wait\n",
+            go = go.display(),
+            calls = calls.display()
         ),
     )
     .unwrap();
@@ -267,18 +361,25 @@ fn builds_the_helper_when_missing_and_says_so() {
     std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
     s.tmux(&["set-environment", "-g", "PATH", &path]);
-    let client = PtyClient::attach(&s);
-    s.tmux(&[
-        "run-shell",
-        &plugin.join("tmux-wait.tmux").to_string_lossy(),
-    ]);
+    s.tmux(&["set-option", "-g", "status", "on"]);
+    s.tmux(&["set-option", "-g", "status-right", "[#{tmux_wait_status}]"]);
+    let mut client = PtyClient::attach(&s);
+    load_as_tpm(&s, &plugin.join("tmux-wait.tmux"), path.as_ref());
+    // The status segment says it at once, and the client draws it.
+    assert_eq!(status(&s), "⏳ tmux-wait: building the helper…");
+    client.wait_for_drawn(&s, "building the helper…");
     let messages = || s.tmux(&["show-messages"]);
     s.wait_until(&s.pane, "the building message", || {
-        messages().contains("building the helper")
+        messages().contains("building the helper (cargo build")
     });
-    // A binding pressed now says the helper is still building.
-    let keys = s.tmux(&["list-keys", "-T", "prefix", "F"]);
-    assert!(keys.contains("tmux-wait.sh"), "{keys}");
+    // W: the prompt says the helper is building before anything is typed.
+    client.press_until_drawn(&s, b"\x02W", "the helper is still building");
+    client.keys(b"HELLO");
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the arming message", || {
+        messages().contains("the watch starts once the helper is built")
+    });
+    // F meanwhile says it is building.
     s.tmux(&[
         "run-shell",
         &format!(
@@ -294,6 +395,134 @@ fn builds_the_helper_when_missing_and_says_so() {
     s.wait_until(&s.pane, "the built message", || {
         messages().contains("helper built; ready")
     });
+    // The text typed during the build is watched for now.
+    s.wait_until(&s.pane, "the watch to start", || {
+        std::fs::read_to_string(&calls)
+            .is_ok_and(|c| c.contains("watch -t %0 --pattern-option @tmux-wait-pattern"))
+    });
+    assert_eq!(
+        s.tmux(&["show-option", "-pqv", "-t", &s.pane, "@tmux-wait-pattern"])
+            .trim(),
+        "HELLO"
+    );
+    assert_eq!(status(&s), "");
+    assert_eq!(
+        s.tmux(&["show-option", "-gqv", "@tmux-wait-prompt-note"])
+            .trim(),
+        ""
+    );
     assert!(plugin.join("target/release/tmux-wait").exists());
+    assert!(!plugin.join("target/tmux-wait-build/lock").exists());
     drop(client);
+}
+
+/// `tmux-wait menu` on a real client: drawn with no watches (a disabled
+/// line and "Clear the last result", which works), and with watches (one
+/// item each, "Cancel all"; pressing an item's key cancels that watch).
+/// The command returns once a choice is made.
+#[test]
+fn menu_with_and_without_watches() {
+    let s = TestServer::new();
+    let mut client = PtyClient::attach(&s);
+    let menu = |client_name: Option<&str>| {
+        let mut c = s.tw();
+        c.arg("menu");
+        if let Some(n) = client_name {
+            c.args(["-c", n]);
+        }
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let chosen = |child: std::process::Child| {
+        let f = finished(child.wait_with_output().unwrap());
+        assert_eq!(f.code, Some(0), "menu failed: {}", f.stderr);
+        assert!(f.stderr.is_empty(), "{}", f.stderr);
+    };
+    // No watches: the menu is drawn (on the client tmux picks: the only
+    // one), and "c" clears the last result.
+    s.tmux(&["set-option", "-g", "@tmux_wait_status", "✓ stale"]);
+    client.forget();
+    let m = menu(None);
+    client.wait_for_drawn(&s, "(no watches running)");
+    client.wait_for_drawn(&s, "Clear the last result");
+    client.keys(b"c");
+    chosen(m);
+    s.wait_until(&s.pane, "the status to be cleared", || {
+        status(&s).is_empty()
+    });
+    // Two watches: an item each and "Cancel all".
+    let spawn = |pattern: &str| {
+        let mut c = s.tw();
+        c.args(["watch", "-t", &s.pane, "--pattern", pattern])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c.spawn().unwrap()
+    };
+    let mut a = spawn("first never");
+    s.wait_until(&s.pane, "one watch", || watches(&s).len() == 1);
+    let mut b = spawn("second never");
+    s.wait_until(&s.pane, "two watches", || watches(&s).len() == 2);
+    // The attached terminal, not a waits' control-mode client.
+    let clients = s.tmux(&[
+        "list-clients",
+        "-F",
+        "#{client_control_mode} #{client_name}",
+    ]);
+    let name = clients
+        .lines()
+        .find_map(|l| l.strip_prefix("0 "))
+        .expect("the terminal client")
+        .to_owned();
+    client.forget();
+    let m = menu(Some(&name));
+    client.wait_for_drawn(&s, "Cancel all");
+    client.wait_for_drawn(&s, "first never");
+    client.wait_for_drawn(&s, "second never");
+    // "1" is the first watch listed.
+    let first = watches(&s)[0]["label"].as_str().unwrap().to_owned();
+    client.keys(b"1");
+    chosen(m);
+    s.wait_until(&s.pane, "that watch to be cancelled", || {
+        let ws = watches(&s);
+        ws.len() == 1 && ws[0]["label"] != first.as_str()
+    });
+    client.forget();
+    let m = menu(Some(&name));
+    client.wait_for_drawn(&s, "Cancel all");
+    client.keys(b"a");
+    chosen(m);
+    s.wait_until(&s.pane, "all watches cancelled", || watches(&s).is_empty());
+    for c in [&mut a, &mut b] {
+        let st = c.wait().unwrap();
+        assert_eq!(st.code(), Some(143));
+    }
+    drop(client);
+}
+
+/// Enter on an empty W prompt says there is nothing to watch for, in plain
+/// words (not the option the prompt passes the text in).
+#[test]
+fn empty_text_at_the_prompt_says_so() {
+    let s = TestServer::new();
+    let entry = root().join("tmux-wait.tmux");
+    let mut client = PtyClient::attach(&s);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    client.press_until_drawn(&s, b"\x02W", "wait for text:");
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the message", || {
+        logged_messages(&s)
+            .iter()
+            .any(|m| m.contains("tmux-wait: nothing to watch for: the text is empty"))
+    });
+    // (The log also lists the binding's commands: only messages count.)
+    let shown: Vec<String> = logged_messages(&s)
+        .into_iter()
+        .filter(|m| m.contains(" message: "))
+        .collect();
+    assert!(
+        shown.iter().all(|m| !m.contains("@tmux-wait-pattern")),
+        "{shown:?}"
+    );
+    assert!(watches(&s).is_empty());
 }

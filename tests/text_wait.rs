@@ -276,7 +276,7 @@ fn human_output_is_one_line() {
     assert_eq!(f.code, Some(0));
     assert_eq!(f.stdout.lines().count(), 1, "{}", f.stdout);
     assert!(
-        f.stdout.starts_with("matched pattern #1 in %"),
+        f.stdout.starts_with("matched \"HUMAN\" in %"),
         "{}",
         f.stdout
     );

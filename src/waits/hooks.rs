@@ -217,7 +217,6 @@ fn report(
     let _ = store.set_last(&last);
     let _ = store.set_hook_last(name, &last);
     let mut opts = Options::read(socket);
-    notify::refresh_status(socket, store, &opts);
     let status_text = status.map(|s| s.to_string()).unwrap_or_default();
     let _ = socket.run([
         "set-option",
@@ -245,6 +244,9 @@ fn report(
         "@tmux-wait-last-coalesced",
         &coalesced.to_string(),
     ]);
+    // The status segment last: who sees the result there finds the
+    // @tmux-wait-last-* options already set.
+    notify::refresh_status(socket, store, &opts);
     if action.trim() == "notify" {
         // The watch hook (@tmux-wait-on-done) is for watches, not channels.
         opts.hook.clear();

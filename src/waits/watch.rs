@@ -366,11 +366,27 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
             quote(&format!("{base} {args} >/dev/null 2>&1"))
         )
     };
+    socket.run(menu_args(client, &watches, run)).map(|_| ())
+}
+
+/// The `display-menu` command line: flags, then `--` (an item whose name
+/// starts with `-` is shown disabled, and must not be read as a flag), then
+/// the items, three arguments each (name, key, command); a separator is one
+/// empty argument, and never starts or ends the menu or follows another.
+fn menu_args(
+    client: Option<&str>,
+    watches: &[WatchRecord],
+    run: impl Fn(&str) -> String,
+) -> Vec<String> {
     let mut args: Vec<String> = vec!["display-menu".into()];
     if let Some(c) = client {
         args.extend(["-c".into(), c.to_owned()]);
     }
-    args.extend(["-T".into(), "#[align=centre] tmux-wait ".into()]);
+    args.extend([
+        "-T".into(),
+        "#[align=centre] tmux-wait ".into(),
+        "--".into(),
+    ]);
     if watches.is_empty() {
         args.extend(["-(no watches running)".into(), String::new(), String::new()]);
     }
@@ -383,7 +399,7 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
         };
         args.extend([name, key, run(&format!("cancel {}", w.id))]);
     }
-    args.extend([String::new(), String::new(), String::new()]);
+    args.push(String::new());
     if !watches.is_empty() {
         args.extend(["Cancel all".into(), "a".into(), run("cancel --all")]);
     }
@@ -392,7 +408,7 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
         "c".into(),
         run("status --clear"),
     ]);
-    socket.run(args).map(|_| ())
+    args
 }
 
 /// `tmux-wait status [--clear]`: push the status segment again.
@@ -415,5 +431,88 @@ impl TextRequest {
         } else {
             shown.join(" | ")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, label: &str) -> WatchRecord {
+        WatchRecord {
+            id: id.into(),
+            pid: 1,
+            pane_id: "%1".into(),
+            kind: "text".into(),
+            label: label.into(),
+            started: 0,
+            timeout_seconds: 1.0,
+            channel: String::new(),
+        }
+    }
+
+    /// The items after `--`: (name, key, command) triples and separators.
+    fn items(args: &[String]) -> Vec<Vec<String>> {
+        let start = args.iter().position(|a| a == "--").expect("--") + 1;
+        let mut out = Vec::new();
+        let mut i = start;
+        while i < args.len() {
+            if args[i].is_empty() {
+                out.push(vec![]);
+                i += 1;
+            } else {
+                assert!(i + 3 <= args.len(), "item cut short: {args:?}");
+                out.push(args[i..i + 3].to_vec());
+                i += 3;
+            }
+        }
+        out
+    }
+
+    fn check(args: &[String]) -> Vec<Vec<String>> {
+        let it = items(args);
+        assert!(!it.first().unwrap().is_empty(), "leading separator");
+        assert!(!it.last().unwrap().is_empty(), "trailing separator");
+        for pair in it.windows(2) {
+            assert!(
+                !(pair[0].is_empty() && pair[1].is_empty()),
+                "two separators in a row: {args:?}"
+            );
+        }
+        // Every flag comes before "--".
+        let dash = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(&args[..3], ["display-menu", "-c", "/dev/pts/1"]);
+        assert_eq!(args[dash - 2], "-T");
+        it
+    }
+
+    #[test]
+    fn menu_without_watches() {
+        let args = menu_args(Some("/dev/pts/1"), &[], |a| format!("run {a}"));
+        let it = check(&args);
+        assert_eq!(it.len(), 3, "{args:?}");
+        assert_eq!(it[0][0], "-(no watches running)");
+        assert_eq!(it[2], ["Clear the last result", "c", "run status --clear"]);
+    }
+
+    #[test]
+    fn menu_with_watches() {
+        let ws: Vec<WatchRecord> = (0..11)
+            .map(|i| {
+                record(
+                    &format!("{i:06x}"),
+                    if i == 3 { "-x #{y}" } else { "READY" },
+                )
+            })
+            .collect();
+        let args = menu_args(Some("/dev/pts/1"), &ws, |a| format!("run {a}"));
+        let it = check(&args);
+        assert_eq!(it.len(), 11 + 3, "{args:?}");
+        assert_eq!(it[0], ["cancel 000000 %1 READY", "1", "run cancel 000000"]);
+        assert_eq!(it[3][0], "cancel 000003 %1 -x ##{y}");
+        assert_eq!(it[9][1], "", "keys 1 to 9 only");
+        assert!(it[11].is_empty());
+        assert_eq!(it[12][..2], ["Cancel all", "a"]);
+        assert_eq!(it[13][..2], ["Clear the last result", "c"]);
     }
 }

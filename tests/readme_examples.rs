@@ -1,0 +1,395 @@
+//! The README's examples, run as written in the setting each names.
+//!
+//! Every ```sh and ```tmux block of README.md is preceded by a comment
+//! `<!-- example: SETTING -->` that says where it runs; the blocks are read
+//! from the README itself, so an example cannot change without its test:
+//!
+//! - `script`: saved as a file and run with bash from a pane's prompt
+//!   (TMUX and TMUX_PANE set as for a person); it must exit 0 (or as the
+//!   comment says: "exits 0, or 3 ...").
+//! - `second pane`: a transcript typed in the second pane of a window
+//!   whose first pane (`{last}`) is at a bash prompt: each `$ ` line runs
+//!   there, and what it prints must be the lines under it (pane ids and
+//!   JSON's `elapsed_seconds` aside).
+//! - `tmux.conf`: lines of a tmux configuration: `source-file` takes them.
+//! - `~/.bashrc`, `~/.zshrc`, `~/.config/fish/config.fish`: the end of that
+//!   shell's rc file; commands typed there then report their exit status.
+//! - `none (why)`: not run here (the reason is given).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, Clone)]
+struct Example {
+    /// 1-based line of the opening fence.
+    line: usize,
+    setting: Option<String>,
+    lang: String,
+    body: String,
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md")
+}
+
+/// The fenced blocks of the README with the setting their comment names.
+fn examples() -> Vec<Example> {
+    let text = readme();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut setting: Option<String> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if let Some(rest) = t.strip_prefix("<!-- example:") {
+            setting = Some(rest.trim_end_matches("-->").trim().to_owned());
+        } else if let Some(lang) = t.strip_prefix("```") {
+            let indent = lines[i].len() - t.len();
+            let mut body = String::new();
+            let start = i + 1;
+            i += 1;
+            while i < lines.len() && lines[i].trim() != "```" {
+                let l = lines[i];
+                body.push_str(l.get(indent.min(l.len())..).unwrap_or(""));
+                body.push('\n');
+                i += 1;
+            }
+            out.push(Example {
+                line: start,
+                setting: setting.take(),
+                lang: lang.trim().to_owned(),
+                body,
+            });
+        } else if !t.is_empty() {
+            // A comment applies to the block right after it.
+            setting = None;
+        }
+        i += 1;
+    }
+    out
+}
+
+fn with_setting(prefix: &str) -> Vec<Example> {
+    let found: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| e.setting.as_deref().is_some_and(|s| s.starts_with(prefix)))
+        .collect();
+    assert!(
+        !found.is_empty(),
+        "no README example in the setting {prefix:?}"
+    );
+    found
+}
+
+#[test]
+fn every_example_says_where_it_runs() {
+    let all = examples();
+    let known = [
+        "script",
+        "second pane",
+        "tmux.conf",
+        "~/.bashrc",
+        "~/.zshrc",
+        "~/.config/fish/config.fish",
+        "none (",
+    ];
+    let mut marked = 0;
+    for e in &all {
+        match &e.setting {
+            Some(s) => {
+                assert!(
+                    known.iter().any(|k| s.starts_with(k)),
+                    "README line {}: unknown setting {s:?}",
+                    e.line
+                );
+                marked += 1;
+            }
+            None => assert!(
+                !matches!(e.lang.as_str(), "sh" | "bash" | "zsh" | "fish" | "tmux"),
+                "README line {}: a ```{} block without <!-- example: SETTING -->",
+                e.line,
+                e.lang
+            ),
+        }
+    }
+    assert!(marked >= 10, "{marked} examples found");
+}
+
+/// README prose speaks of the product.
+#[test]
+fn readme_has_no_internal_words() {
+    let text = readme().replace("--no-peer", "");
+    for word in ["peer", "seed", "WaitForTextResult shape", "issue #"] {
+        assert!(!text.contains(word), "README says {word:?}");
+    }
+}
+
+/// Type `line` at the prompt of `pane`, with stdout and stderr into one
+/// file; return the exit status and what it printed, once it ended.
+fn type_and_wait(s: &TestServer, pane: &str, line: &str) -> (Option<i32>, String) {
+    let ch = unique("ex");
+    let out = s.dir().join("example.out");
+    let st = s.dir().join("example.st");
+    let _ = std::fs::remove_file(&st);
+    s.type_line(
+        pane,
+        &format!(
+            "{line} >'{o}' 2>&1; echo $? >'{st}'; tmux wait-for -S {ch}",
+            o = out.display(),
+            st = st.display()
+        ),
+    );
+    let mut w = s.tmux_cmd();
+    w.args(["wait-for", &ch]);
+    let f = run_bounded(w);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    let code = std::fs::read_to_string(&st)
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    (code, std::fs::read_to_string(&out).unwrap_or_default())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn script_examples_run_as_written() {
+    for e in with_setting("script") {
+        let s = TestServer::new();
+        let script = write(s.dir(), "example.sh", &e.body);
+        let (code, out) = type_and_wait(&s, &s.pane, &format!("bash '{}'", script.display()));
+        let setting = e.setting.clone().unwrap_or_default();
+        let allowed: &[i32] = if setting.contains("or 3") {
+            &[0, 3]
+        } else {
+            &[0]
+        };
+        assert!(
+            code.is_some_and(|c| allowed.contains(&c)),
+            "README line {}: exit {code:?}, expected {allowed:?}; it printed:\n{out}\n---\n{}",
+            e.line,
+            e.body
+        );
+        if code == Some(3) {
+            println!("README line {}: exit 3 (port taken): {out}", e.line);
+        }
+    }
+}
+
+/// A transcript: each command and the lines it is shown to print.
+fn transcript(body: &str) -> Vec<(String, Vec<String>)> {
+    let mut steps: Vec<(String, Vec<String>)> = Vec::new();
+    for l in body.lines() {
+        if let Some(cmd) = l.strip_prefix("$ ") {
+            steps.push((cmd.to_owned(), Vec::new()));
+        } else if let Some((_, expected)) = steps.last_mut() {
+            // A JSON object shown over several lines is one line of output.
+            match expected.last_mut() {
+                Some(prev) if l.starts_with(' ') && prev.starts_with('{') => {
+                    prev.push_str(l.trim())
+                }
+                _ => expected.push(l.to_owned()),
+            }
+        }
+    }
+    steps
+}
+
+/// Pane ids differ from server to server.
+fn normalise(l: &str) -> String {
+    regex::Regex::new(r"%[0-9]+")
+        .unwrap()
+        .replace_all(l, "%N")
+        .into_owned()
+}
+
+fn same_line(expected: &str, actual: &str) -> bool {
+    if let Ok(Value::Object(want)) = serde_json::from_str::<Value>(expected) {
+        let Ok(Value::Object(got)) = serde_json::from_str::<Value>(actual) else {
+            return false;
+        };
+        let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+        return keys(&want) == keys(&got)
+            && want
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "elapsed_seconds" | "pane_id"))
+                .all(|(k, v)| got.get(k) == Some(v));
+    }
+    normalise(expected) == normalise(actual)
+}
+
+/// The first pane is at its prompt, or runs a command (left by a run that
+/// timed out): not in between.
+fn settled(s: &TestServer, pane: &str) {
+    s.wait_until(pane, "the first pane to settle", || {
+        let info = s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_current_command} #{cursor_x}",
+        ]);
+        let row = s.capture(pane);
+        let last = row.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+        !info.starts_with("bash ") || (info.trim().ends_with(" 2") && last.trim_end() == "$")
+    });
+}
+
+#[test]
+fn second_pane_examples_run_as_written() {
+    for e in with_setting("second pane") {
+        let s = TestServer::new();
+        let first = s.pane.clone();
+        // The person splits the window and works in the new pane; the
+        // pane they were in is {last}.
+        let out = s
+            .tmux_cmd()
+            .args(["split-window", "-P", "-F", "#{pane_id}"])
+            .env("PATH", path_with_helper())
+            .output()
+            .unwrap();
+        let second = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        s.wait_for_prompt(&second);
+        for (n, (cmd, expected)) in transcript(&e.body).into_iter().enumerate() {
+            settled(&s, &first);
+            let step = write(s.dir(), &format!("step{n}.sh"), &format!("{cmd}\n"));
+            let (_, printed) = type_and_wait(&s, &second, &format!("bash '{}'", step.display()));
+            let got: Vec<&str> = printed.lines().collect();
+            let ok = got.len() == expected.len()
+                && expected.iter().zip(&got).all(|(w, g)| same_line(w, g));
+            assert!(
+                ok,
+                "README line {}: `{cmd}` printed\n{printed}\n--- where the README shows\n{}\n--- the first pane shows\n{}",
+                e.line,
+                expected.join("\n"),
+                s.capture(&first)
+            );
+            s.wait_for_prompt(&second);
+        }
+    }
+}
+
+#[test]
+fn tmux_conf_examples_load() {
+    for e in with_setting("tmux.conf") {
+        let s = TestServer::new();
+        let conf = write(s.dir(), "example.conf", &e.body);
+        let out = s
+            .tmux_cmd()
+            .args(["source-file"])
+            .arg(&conf)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "README line {}: {}\n{}",
+            e.line,
+            String::from_utf8_lossy(&out.stderr),
+            e.body
+        );
+    }
+}
+
+fn installed(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn rc_file_examples_report_exit_status() {
+    let rc_examples: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| e.setting.as_deref().is_some_and(|s| s.starts_with('~')))
+        .collect();
+    assert_eq!(rc_examples.len(), 3, "bash, zsh and fish");
+    for e in rc_examples {
+        let setting = e.setting.clone().unwrap_or_default();
+        let s = TestServer::new();
+        let home = s.dir().join("home");
+        std::fs::create_dir_all(home.join("fish")).unwrap();
+        let q = |p: &Path| format!("'{}'", p.display());
+        // The rc file of a person: a prompt, other settings, then the example.
+        let (shell, command) = match setting.as_str() {
+            "~/.bashrc" => {
+                let rc = write(
+                    &home,
+                    "bashrc",
+                    &format!("PS1='$ '\nHISTFILE=/dev/null\n{}", e.body),
+                );
+                ("bash", format!("exec bash --noprofile --rcfile {}", q(&rc)))
+            }
+            "~/.zshrc" => {
+                write(
+                    &home,
+                    ".zshrc",
+                    &format!("PS1='$ '\nunsetopt prompt_sp\n{}", e.body),
+                );
+                ("zsh", format!("exec env ZDOTDIR={} zsh", q(&home)))
+            }
+            _ => {
+                write(
+                    &home.join("fish"),
+                    "config.fish",
+                    &format!(
+                        "set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\n{}",
+                        e.body
+                    ),
+                );
+                (
+                    "fish",
+                    format!(
+                        "exec env XDG_CONFIG_HOME={h} XDG_DATA_HOME={h} fish",
+                        h = q(&home)
+                    ),
+                )
+            }
+        };
+        if !installed(shell) {
+            println!("skipped README line {}: {shell} is not installed", e.line);
+            continue;
+        }
+        let out = s
+            .tmux_cmd()
+            .args(["new-window", "-d", "-P", "-F", "#{pane_id}", &command])
+            .env("PATH", path_with_helper())
+            .output()
+            .unwrap();
+        let pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        s.wait_for_prompt(&pane);
+        s.type_line(&pane, "sh -c 'sleep 0.5; exit 3'");
+        s.wait_until(&pane, "the command to run", || {
+            s.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &pane,
+                "#{pane_current_command}",
+            ])
+            .trim()
+                != shell
+        });
+        let mut c = s.tw();
+        c.args(["watch", "-t", &pane, "--done", "--json"]);
+        let f = run_bounded(c);
+        assert_eq!(f.code, Some(0), "README line {}: {f:?}", e.line);
+        assert_eq!(
+            f.json()["exit_status"],
+            3,
+            "README line {} ({setting}): {}\npane:\n{}",
+            e.line,
+            f.stdout,
+            s.capture(&pane)
+        );
+    }
+}
