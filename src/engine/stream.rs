@@ -587,12 +587,7 @@ impl StreamSource {
                 format!("unexpected reply from tmux: {:?}", lines.join(" ")),
             ));
         }
-        if f[0] != i64::from(self.pane.pane_pid) {
-            return Err(Error::new(
-                Kind::PaneRespawned,
-                format!("pane {} was respawned during the wait", self.pane.pane_id),
-            ));
-        }
+        // Dead first: tmux 3.8 shows no pid for a dead pane.
         if f[1] == 1 {
             return Err(Error::new(
                 Kind::PaneDied,
@@ -600,6 +595,12 @@ impl StreamSource {
                     "pane {}'s program exited during the wait",
                     self.pane.pane_id
                 ),
+            ));
+        }
+        if f[0] != i64::from(self.pane.pane_pid) {
+            return Err(Error::new(
+                Kind::PaneRespawned,
+                format!("pane {} was respawned during the wait", self.pane.pane_id),
             ));
         }
         Ok(f)
