@@ -359,7 +359,11 @@ fn builds_the_helper_when_missing_and_says_so() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        bin.display(),
+        common::tmux_dir().display()
+    );
     s.tmux(&["set-environment", "-g", "PATH", &path]);
     s.tmux(&["set-option", "-g", "status", "on"]);
     s.tmux(&["set-option", "-g", "status-right", "[#{tmux_wait_status}]"]);

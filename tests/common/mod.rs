@@ -32,6 +32,15 @@ pub fn path_with_helper() -> std::ffi::OsString {
     std::env::join_paths(paths).expect("PATH")
 }
 
+/// The directory of the `tmux` the tests run (the first on PATH), for a
+/// PATH a test builds itself: a client of another version cannot talk to
+/// the server ("server exited unexpectedly").
+pub fn tmux_dir() -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).find(|d| d.join("tmux").is_file()))
+        .unwrap_or_else(|| PathBuf::from("/usr/bin"))
+}
+
 pub fn unique(prefix: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let t = std::time::SystemTime::now()
