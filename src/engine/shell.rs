@@ -30,6 +30,15 @@ pub fn foreground_command(pane_pid: u32) -> Option<String> {
     Some(comm.trim_end().to_owned())
 }
 
+/// Is the leader of the pane's foreground process group running (or
+/// runnable) right now, rather than asleep? None where `/proc` cannot say.
+pub fn foreground_running(pane_pid: u32) -> Option<bool> {
+    let fg = foreground_group(pane_pid)?;
+    let stat = std::fs::read_to_string(format!("/proc/{fg}/stat")).ok()?;
+    let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
+    Some(state == "R")
+}
+
 /// Is the shell itself the pane's foreground process group? None where
 /// `/proc` cannot say.
 pub fn shell_in_foreground(pane_pid: u32) -> Option<bool> {
@@ -139,6 +148,159 @@ fn parse_start_ticks(stat: &str) -> Option<u64> {
     after.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// Looks at the process reading a pane's terminal (the leader of its
+/// foreground process group) each time output arrives, to tell who wrote
+/// it (see `vt::Hint`): the reader's bytes written (`wchar`) and reads
+/// finished (`syscr`) from `/proc/PID/task/PID/io`, the call it is blocked in from
+/// `/proc/PID/syscall`, the terminal's mode. Linux only; where `/proc`
+/// does not answer every hint is unknown and the tracker falls back on
+/// what the stream shows.
+pub struct ReaderProbe {
+    pane_pid: u32,
+    tty: String,
+    /// The reader and its counters at the last look.
+    last: Option<(u32, u64, u64)>,
+    /// The terminal's canonical-echo mode, and when it was read (opening
+    /// the terminal costs more than the rest; it changes rarely).
+    mode: Option<(bool, std::time::Instant)>,
+    /// The last look, and when: chunks that arrive together share one.
+    recent: Option<(super::vt::Hint, std::time::Instant)>,
+}
+
+/// Chunks taken in within this long of a look share it: they were queued
+/// together, and a second look would find no change since the first.
+const SAME_LOOK: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// How long a look at the terminal's mode is taken as still true.
+const MODE_FRESH: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl ReaderProbe {
+    /// A probe with its first look taken (see [`ReaderProbe::first`]).
+    pub fn new(pane_pid: u32, tty: &str) -> ReaderProbe {
+        let mut p = ReaderProbe {
+            pane_pid,
+            tty: tty.to_owned(),
+            last: None,
+            mode: None,
+            recent: None,
+        };
+        p.look();
+        p
+    }
+
+    /// The first look: whether a line was being read in canonical mode.
+    pub fn first(&self) -> super::vt::Hint {
+        self.recent.map(|(h, _)| h).unwrap_or_default()
+    }
+
+    /// What changed since the last look; within [`SAME_LOOK`] of it, that
+    /// look again.
+    pub fn look_once(&mut self) -> super::vt::Hint {
+        match self.recent {
+            Some((h, at)) if at.elapsed() < SAME_LOOK => h,
+            _ => self.look(),
+        }
+    }
+
+    /// What changed since the last look.
+    pub fn look(&mut self) -> super::vt::Hint {
+        let h = self.look_now();
+        self.recent = Some((h, std::time::Instant::now()));
+        h
+    }
+
+    fn look_now(&mut self) -> super::vt::Hint {
+        use super::vt::Hint;
+        let Some(fg) = foreground_group(self.pane_pid) else {
+            self.last = None;
+            return Hint::default();
+        };
+        let io = read_io(fg);
+        let blocked = blocked_reading_stdin(fg);
+        let kernel_echo = match blocked {
+            Some(true) => self.canonical_echo(),
+            other => other,
+        };
+        let (wrote, woke) = match (self.last, io) {
+            (Some((pid, w, r)), Some((w2, r2))) if pid == fg => {
+                (Some(w2 > w), Some(r2 > r || blocked == Some(false)))
+            }
+            _ => (None, None),
+        };
+        self.last = io.map(|(w, r)| (fg, w, r));
+        Hint {
+            reader_wrote: wrote,
+            reader_woke: woke,
+            kernel_echo,
+        }
+    }
+
+    fn canonical_echo(&mut self) -> Option<bool> {
+        if let Some((v, at)) = self.mode
+            && at.elapsed() < MODE_FRESH
+        {
+            return Some(v);
+        }
+        let v = canonical_echo_mode(&self.tty)?;
+        self.mode = Some((v, std::time::Instant::now()));
+        Some(v)
+    }
+}
+
+/// Is a shell without a line editor (or any program reading its terminal
+/// line by line) reading a line in this pane now? The kernel echoes what
+/// is typed there.
+pub fn kernel_echo_read(pane_pid: u32, tty: &str) -> bool {
+    ReaderProbe::new(pane_pid, tty).first().kernel_echo == Some(true)
+}
+
+/// A process's bytes written and reads finished: its main thread's own
+/// (`/proc/PID/task/PID/io`), since the process's total takes in the
+/// writes of children it reaped (a background job's output would count as
+/// the shell's).
+fn read_io(pid: u32) -> Option<(u64, u64)> {
+    if !proc_available() {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/io")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some((field("wchar:")?, field("syscr:")?))
+}
+
+/// Is the process blocked in `read(0, ...)` (`/proc/PID/syscall`)?
+fn blocked_reading_stdin(pid: u32) -> Option<bool> {
+    if !proc_available() {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+    Some(parse_read_of_stdin(&text))
+}
+
+/// `/proc/PID/syscall` names `read` on descriptor 0.
+fn parse_read_of_stdin(text: &str) -> bool {
+    let mut f = text.split_whitespace();
+    let nr = f.next().and_then(|n| n.parse::<i64>().ok());
+    nr == Some(libc::SYS_read as i64) && f.next() == Some("0x0")
+}
+
+/// The terminal reads lines (`ICANON`) and echoes what is typed (`ECHO`).
+fn canonical_echo_mode(tty: &str) -> Option<bool> {
+    if !tty.starts_with("/dev/") {
+        return None;
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+        .ok()?;
+    let t = tcgetattr(&f).ok()?;
+    Some(t.local_flags.contains(LocalFlags::ICANON | LocalFlags::ECHO))
+}
+
 /// The columns of the pane's terminal, as tmux set them (`TIOCGWINSZ`):
 /// how a resize is noticed without asking tmux. The terminal is opened for
 /// the moment of the call only (holding it open would keep tmux from
@@ -214,6 +376,16 @@ mod tests {
     fn reads_start_ticks() {
         let stat = "42 (a b) S 1 42 42 34816 42 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0";
         assert_eq!(parse_start_ticks(stat), Some(123456));
+    }
+
+    #[test]
+    fn reads_the_blocking_call() {
+        let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", libc::SYS_read);
+        assert!(parse_read_of_stdin(&read));
+        let other_fd = format!("{} 0x3 0x55 0x2000", libc::SYS_read);
+        assert!(!parse_read_of_stdin(&other_fd));
+        assert!(!parse_read_of_stdin("running"));
+        assert!(!parse_read_of_stdin("270 0x1 0x7ff 0x0"));
     }
 
     #[test]

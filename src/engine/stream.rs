@@ -12,8 +12,8 @@
 //! Queries go through tmux command clients (a few milliseconds each), never
 //! through a client attached to a session.
 
-use super::shell::{line_editor_active, tty_width};
-use super::vt::{Entry, Item, LineTracker};
+use super::shell::{ReaderProbe, line_editor_active, tty_width};
+use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Setup, trim_rows};
 use crate::cursor::{GEOMETRY_FORMAT, Geometry};
 use crate::error::{Error, Kind, Result};
@@ -49,6 +49,9 @@ const ALIGN_TRIES: usize = 5;
 /// Events (chunks of at most 256 KiB) queued between the hub's reader and
 /// the wait.
 const EVENTS_QUEUED: usize = 32;
+/// While no shell reads a line, only chunks this small (a prompt, a
+/// shell's own line) are worth asking the terminal about.
+const SMALL_CHUNK: usize = 512;
 
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}";
 const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
@@ -92,6 +95,8 @@ pub struct StreamSource {
     width_checked: Instant,
     /// How the stream failed while lines were being taken.
     failed: Option<Error>,
+    /// Who reads the pane's terminal, and what it wrote (see `vt::Hint`).
+    probe: ReaderProbe,
 }
 
 impl StreamSource {
@@ -162,6 +167,7 @@ impl StreamSource {
                 cursor_x: 0,
                 alternate_on: false,
                 at_prompt: false,
+                kernel_echo: false,
             }),
             entry_lines: Vec::new(),
             entry_abs: 0,
@@ -183,6 +189,7 @@ impl StreamSource {
             marks: Vec::new(),
             width_checked: Instant::now(),
             failed: None,
+            probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -276,6 +283,7 @@ impl StreamSource {
             None => Vec::new(),
         };
         self.entry_lines = trim_rows(replies[2].clone());
+        self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
         if fresh {
             let row = replies[1]
                 .get(st.cursor_y as usize)
@@ -287,6 +295,7 @@ impl StreamSource {
                 cursor_x: st.cursor_x as usize,
                 alternate_on: st.alternate_on,
                 at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
+                kernel_echo: self.probe.first().kernel_echo == Some(true),
             });
         } else {
             // What came between the join and the capture is in the capture.
@@ -469,7 +478,19 @@ impl StreamSource {
             if now >= self.next_check {
                 self.check()?;
             }
-            let wake = deadline.min(self.next_check);
+            // A line held until the shell says whether it took it.
+            if let Some(t) = self.tracker.held_until()
+                && now >= t
+            {
+                self.tracker.tick(now);
+                if self.tracker.has_items() {
+                    return Ok(true);
+                }
+            }
+            let mut wake = deadline.min(self.next_check);
+            if let Some(t) = self.tracker.held_until() {
+                wake = wake.min(t);
+            }
             let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
                 continue;
             };
@@ -503,7 +524,14 @@ impl StreamSource {
                             self.tracker.set_width(w);
                         }
                     }
-                    self.tracker.feed(&data, at);
+                    // Who wrote it matters only while a shell reads a line
+                    // (or for what may be a prompt).
+                    let hint = if self.tracker.reading() || data.len() <= SMALL_CHUNK {
+                        self.probe.look_once()
+                    } else {
+                        Hint::default()
+                    };
+                    self.tracker.feed_hinted(&data, at, hint);
                     self.output_seen = true;
                     self.unconsumed = true;
                 }

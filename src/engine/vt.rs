@@ -11,12 +11,26 @@
 //!
 //! Each cell remembers where it came from: `Old` (on screen before the wait
 //! began), `New` (written by a program since) or `Echo` (typed input that a
-//! line editor echoed). Echo is told apart with what the shell says about
-//! itself: readline, zle and fish switch bracketed paste on (`\e[?2004h`)
-//! when they start reading a line and off (`\e[?2004l`) when it is accepted;
-//! shells with OSC 133 integration mark prompt (A), input (B) and output (C).
-//! Under bracketed paste alone the prompt is what the shell prints within
-//! [`PROMPT_WINDOW`] of switching it on; later text is the echo of keys.
+//! line editor or the terminal echoed). When a shell reads a line is what
+//! the shell says about itself: readline, zle and fish switch bracketed
+//! paste on (`\e[?2004h`) when they start reading a line and off
+//! (`\e[?2004l`) when it is accepted; shells with OSC 133 integration mark
+//! prompt (A), input (B) and output (C); a shell without a line editor
+//! (dash) sits in a canonical-mode read, which the caller tells from the
+//! terminal ([`Hint::kernel_echo`]). Under bracketed paste alone the prompt
+//! is what the shell prints within [`PROMPT_WINDOW`] of switching it on.
+//!
+//! While a shell reads a line, who wrote a piece of text decides (see
+//! [`Hint`], from `engine::shell::ReaderProbe`): text the reading process
+//! wrote itself is the echo of keys (or its own prompt, completion list,
+//! notice); text it did not write came from another writer (a background
+//! job, a server started with `&`, `wall`, a write to the tty) and is
+//! output. Under the kernel's echo (dash) the reading process writes
+//! neither, so there a line counts as typed only if the shell took it (its
+//! read returned when the line ended). Where nothing tells who wrote (no
+//! `/proc`), a line that ends while the shell reads is held until the shell
+//! says it accepted it (bracketed paste off, OSC 133 C): if anything else
+//! comes first, or [`HOLD`] passes, it was output.
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -24,6 +38,26 @@ use unicode_width::UnicodeWidthChar;
 
 /// How long after `\e[?2004h` text still counts as the prompt, not as echo.
 pub const PROMPT_WINDOW: Duration = Duration::from_millis(50);
+
+/// How long a line that ended while a shell read, with nobody known to
+/// have written it, waits for the shell to accept it before it counts as
+/// output.
+pub const HOLD: Duration = Duration::from_millis(500);
+
+/// What the pane's terminal said about the process reading it when a chunk
+/// arrived (`None`: not known). The caller looks before feeding each
+/// chunk; see `engine::shell::ReaderProbe`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hint {
+    /// The process reading the terminal wrote anything since the last look.
+    pub reader_wrote: Option<bool>,
+    /// Its read of the terminal returned since the last look, or it is no
+    /// longer blocked in it.
+    pub reader_woke: Option<bool>,
+    /// It is blocked reading the terminal in canonical mode with echo on:
+    /// a shell without a line editor, whose typed keys the kernel echoes.
+    pub kernel_echo: Option<bool>,
+}
 
 /// A logical line longer than this many cells is matched, then cut to its
 /// last [`KEEP_AFTER_CUT`] cells, so memory stays bounded when a program
@@ -88,6 +122,16 @@ enum InputState {
     Prompt { until: Option<Instant> },
     /// A line editor is echoing what is typed.
     Input,
+    /// A shell without a line editor reads a line; the kernel echoes keys.
+    Kernel,
+}
+
+/// A line that ended while a shell read, kept until it is known whether
+/// the shell accepted it (typed) or not (output).
+struct Held {
+    cells: Vec<Cell>,
+    dirty: bool,
+    until: Instant,
 }
 
 /// How the pane looked when the wait began.
@@ -101,6 +145,9 @@ pub struct Entry {
     /// True when a shell's line editor was reading input at entry, so text
     /// written before the line is accepted is echo.
     pub at_prompt: bool,
+    /// True when a shell without a line editor was reading a line at entry
+    /// (the kernel echoes what is typed).
+    pub kernel_echo: bool,
 }
 
 /// The OSC number `run` brackets a command with: `ESC ] 7731 ; tmux-wait ;
@@ -172,6 +219,9 @@ struct State {
     closed: u64,
     /// Every parser action is ignored (replaying a snapshot's open tail).
     muted: bool,
+    /// What the caller saw of the reading process for the current chunk.
+    hint: Hint,
+    held: Option<Held>,
 }
 
 impl LineTracker {
@@ -198,6 +248,8 @@ impl LineTracker {
                 saw_output: false,
                 input: if entry.at_prompt {
                     InputState::Input
+                } else if entry.kernel_echo {
+                    InputState::Kernel
                 } else {
                     InputState::Output
                 },
@@ -210,6 +262,8 @@ impl LineTracker {
                 out: Vec::new(),
                 closed: 0,
                 muted: false,
+                hint: Hint::default(),
+                held: None,
             },
             open_tail: Vec::new(),
         }
@@ -229,7 +283,28 @@ impl LineTracker {
 
     /// Feed bytes the pane's program wrote, read at `at`.
     pub fn feed(&mut self, data: &[u8], at: Instant) {
+        self.feed_hinted(data, at, Hint::default());
+    }
+
+    /// Feed bytes with what the terminal said about its reader then.
+    pub fn feed_hinted(&mut self, data: &[u8], at: Instant, hint: Hint) {
         self.state.now = at;
+        self.state.hint = hint;
+        self.state.tick();
+        match (self.state.input, hint.kernel_echo) {
+            // A program started reading a line (a shell without a line
+            // editor, `read`): this chunk came before its read (its prompt),
+            // unless something says otherwise.
+            (InputState::Output, Some(true)) => {
+                self.state.input = InputState::Kernel;
+                if self.state.hint.reader_wrote.is_none() {
+                    self.state.hint.reader_wrote = Some(true);
+                }
+            }
+            // It took its line and runs it.
+            (InputState::Kernel, Some(false)) => self.state.input = InputState::Output,
+            _ => {}
+        }
         // Only the last escape sequence can still be open at the end; the
         // bytes before it are parsed in one go.
         let last_esc = memchr_last(0x1b, data);
@@ -252,6 +327,12 @@ impl LineTracker {
             if self.state.closed == 0 && tail.len() <= MAX_OPEN_TAIL {
                 self.open_tail = tail.to_vec();
             }
+        }
+        // A shell writes its prompt with (or right after) switching
+        // bracketed paste on, in one write; what comes in a later chunk is
+        // the echo of keys, however soon (a script typing at once).
+        if let InputState::Prompt { until: Some(_) } = self.state.input {
+            self.state.input = InputState::Input;
         }
         if self.open_tail.is_empty() {
             // A character cut at the end: its first bytes wait in the parser.
@@ -277,6 +358,7 @@ impl LineTracker {
         let (input, prompt_ms) = match s.input {
             InputState::Output => (SnapInput::Output, None),
             InputState::Input => (SnapInput::Input, None),
+            InputState::Kernel => (SnapInput::Kernel, None),
             InputState::Prompt { until } => (
                 SnapInput::Prompt,
                 until.map(|t| {
@@ -308,6 +390,7 @@ impl LineTracker {
             cursor_x: 0,
             alternate_on: snap.alt,
             at_prompt: false,
+            kernel_echo: false,
         });
         let s = &mut t.state;
         s.cells = snap
@@ -332,6 +415,7 @@ impl LineTracker {
         s.input = match snap.input {
             SnapInput::Output => InputState::Output,
             SnapInput::Input => InputState::Input,
+            SnapInput::Kernel => InputState::Kernel,
             SnapInput::Prompt => InputState::Prompt {
                 until: snap.prompt_ms.map(|ms| now + Duration::from_millis(ms)),
             },
@@ -410,6 +494,30 @@ impl LineTracker {
         self.state.dirty
     }
 
+    /// Lines or marks are waiting to be taken.
+    pub fn has_items(&self) -> bool {
+        !self.state.out.is_empty()
+    }
+
+    /// A line that ended while the shell read is held (see [`HOLD`]);
+    /// call [`LineTracker::tick`] at this moment.
+    pub fn held_until(&self) -> Option<Instant> {
+        self.state.held.as_ref().map(|h| h.until)
+    }
+
+    /// Time passed: a held line whose moment came is output.
+    pub fn tick(&mut self, now: Instant) {
+        self.state.now = self.state.now.max(now);
+        self.state.tick();
+    }
+
+    /// A shell reads a line (bracketed paste on, OSC 133 B, or a shell
+    /// without a line editor in its read): worth asking the terminal who
+    /// writes (see [`Hint`]).
+    pub fn reading(&self) -> bool {
+        self.state.input != InputState::Output
+    }
+
     /// A shell's line editor is reading a command line (bracketed paste on
     /// or OSC 133 B seen, and no command started since).
     pub fn at_prompt(&self) -> bool {
@@ -440,6 +548,7 @@ pub enum SnapInput {
     Output,
     Prompt,
     Input,
+    Kernel,
 }
 
 /// A [`LineTracker`]'s state at one point of a pane's stream, as the hub
@@ -550,7 +659,93 @@ impl State {
                 Origin::Echo
             }
             InputState::Prompt { .. } => Origin::Prompt,
-            InputState::Input => Origin::Echo,
+            InputState::Input => self.typed_origin(),
+            // Nothing the shell wrote itself is echo of the kernel's.
+            InputState::Kernel if self.hint.reader_wrote == Some(true) => Origin::New,
+            InputState::Kernel => Origin::Echo,
+        }
+    }
+
+    /// While a line editor reads: what its process did not write came from
+    /// another writer.
+    fn typed_origin(&self) -> Origin {
+        if self.hint.reader_wrote == Some(false) {
+            Origin::New
+        } else {
+            Origin::Echo
+        }
+    }
+
+    /// The current line holds echo (typed keys), not only old text.
+    fn has_echo(&self) -> bool {
+        self.cells
+            .iter()
+            .any(|c| c.origin == Origin::Echo && c.ch != ' ' && c.ch != '\0')
+    }
+
+    /// The line's echo was not typed after all: it is output.
+    fn echo_is_output(cells: &mut [Cell]) {
+        for c in cells.iter_mut() {
+            if c.origin == Origin::Echo {
+                c.origin = Origin::New;
+            }
+        }
+    }
+
+    /// A line feed while a shell reads a line: decide whether the line was
+    /// typed (the shell accepted it) or written by another writer. Returns
+    /// true when the line is held for later.
+    fn line_ends_while_reading(&mut self) -> bool {
+        if !self.has_echo() {
+            return false;
+        }
+        match self.input {
+            InputState::Kernel => match self.hint.reader_woke {
+                // The shell's read returned: the line was typed and taken.
+                Some(true) => self.input = InputState::Output,
+                Some(false) => {
+                    Self::echo_is_output(&mut self.cells);
+                    self.dirty = true;
+                    self.saw_output = true;
+                }
+                None => {}
+            },
+            // Who wrote each piece is known: the cells say it already.
+            _ if self.hint.reader_wrote.is_some() => {}
+            _ => {
+                self.held = Some(Held {
+                    cells: std::mem::take(&mut self.cells),
+                    dirty: self.dirty,
+                    until: self.now + HOLD,
+                });
+                self.dirty = false;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Emit the held line: as typed (its echo left out) or as output.
+    fn release_held(&mut self, output: bool) {
+        let Some(mut h) = self.held.take() else {
+            return;
+        };
+        let cells = std::mem::replace(&mut self.cells, std::mem::take(&mut h.cells));
+        let dirty = std::mem::replace(&mut self.dirty, h.dirty);
+        if output {
+            Self::echo_is_output(&mut self.cells);
+            self.dirty = true;
+            self.saw_output = true;
+        }
+        self.emit();
+        self.cells = cells;
+        self.dirty = dirty;
+    }
+
+    /// A held line whose moment passed is output.
+    fn tick(&mut self) {
+        if self.held.as_ref().is_some_and(|h| self.now >= h.until) {
+            self.release_held(true);
         }
     }
 
@@ -663,6 +858,8 @@ impl State {
         if self.in_title {
             return;
         }
+        // Text after a held line: the shell did not accept it.
+        self.release_held(true);
         if self.alt {
             self.saw_alt = true;
             return;
@@ -753,6 +950,8 @@ impl State {
                     }
                 }
                 Some(2004) if !self.osc133 => {
+                    // The shell accepted the held line: it was typed.
+                    self.release_held(set);
                     if set && self.input == InputState::Output {
                         self.prompts += 1;
                     }
@@ -817,7 +1016,14 @@ impl vte::Perform for State {
                 self.set_row_col(row, 0);
             }
             b'\n' | 0x0b | 0x0c => {
+                self.release_held(true);
                 let (_, col) = self.row_col();
+                if self.input != InputState::Output && self.line_ends_while_reading() {
+                    self.cells.clear();
+                    self.cursor = col.min(self.width - 1);
+                    self.pending_wrap = false;
+                    return;
+                }
                 self.empty_line();
                 self.break_line(col);
             }
@@ -958,7 +1164,9 @@ impl vte::Perform for State {
             return;
         }
         self.osc133 = true;
-        match params.get(1).and_then(|p| p.first()) {
+        let mark = params.get(1).and_then(|p| p.first());
+        self.release_held(mark != Some(&b'C'));
+        match mark {
             Some(b'A') => {
                 if self.input == InputState::Output {
                     self.prompts += 1;
@@ -993,6 +1201,7 @@ mod tests {
             cursor_x: 0,
             alternate_on: false,
             at_prompt: false,
+            kernel_echo: false,
         }
     }
 
@@ -1065,6 +1274,7 @@ mod tests {
             cursor_x: 2,
             alternate_on: false,
             at_prompt: true,
+            kernel_echo: false,
         });
         let t0 = Instant::now();
         t.feed(b"sleep 1; echo MARK\r\n\x1b[?2004l\r", t0);
@@ -1137,6 +1347,7 @@ mod tests {
             cursor_x: 9,
             alternate_on: false,
             at_prompt: false,
+            kernel_echo: false,
         });
         t.feed(b" DONE", Instant::now());
         assert_eq!(texts(&mut t, true), ["Progress: DONE"]);
@@ -1150,6 +1361,7 @@ mod tests {
             cursor_x: 0,
             alternate_on: false,
             at_prompt: false,
+            kernel_echo: false,
         });
         t.feed(b"\r\n\r\n", Instant::now());
         assert!(t.take(true).is_empty());
@@ -1247,6 +1459,100 @@ mod tests {
         assert_eq!(partial_utf8_len(b"\xe6\x97"), 2);
         assert_eq!(partial_utf8_len(b"\xf0\x9f\x98"), 3);
         assert_eq!(partial_utf8_len(b"\xff"), 0);
+    }
+
+    fn at_prompt(kernel: bool) -> LineTracker {
+        LineTracker::new(&Entry {
+            width: 80,
+            row: "$ ".into(),
+            cursor_x: 2,
+            alternate_on: false,
+            at_prompt: !kernel,
+            kernel_echo: kernel,
+        })
+    }
+
+    fn hint(wrote: bool, woke: bool, kernel: Option<bool>) -> Hint {
+        Hint {
+            reader_wrote: Some(wrote),
+            reader_woke: Some(woke),
+            kernel_echo: kernel,
+        }
+    }
+
+    fn lines(t: &mut LineTracker, partial: bool) -> Vec<String> {
+        t.take(partial).into_iter().map(|c| c.text).collect()
+    }
+
+    /// While readline reads: what the shell did not write is output, a
+    /// whole line or a piece of one; what it wrote (echo) is not.
+    #[test]
+    fn another_writer_at_a_line_editor_prompt_is_output() {
+        let mut t = at_prompt(false);
+        let now = Instant::now();
+        t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, None));
+        assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
+        t.feed_hinted(b"Continue? ", now, hint(false, false, None));
+        assert_eq!(lines(&mut t, true), ["Continue?"]);
+        // Typed slowly in pieces, then Enter: echo, never output.
+        let mut t = at_prompt(false);
+        for piece in [&b"ech"[..], b"o TYPED", b"\x08\x1b[K", b"D"] {
+            t.feed_hinted(piece, now, hint(true, true, None));
+            assert!(lines(&mut t, true).iter().all(|l| !l.contains("TYPE")));
+        }
+        t.feed_hinted(b"\r\n\x1b[?2004l\r", now, hint(true, true, None));
+        assert!(t.take(true).is_empty());
+        t.feed_hinted(b"TYPED\r\n", now, hint(false, false, None));
+        assert_eq!(lines(&mut t, true), ["TYPED"]);
+    }
+
+    /// With nothing to say who wrote (no /proc): a line that ends while the
+    /// shell reads is held; the shell accepting it makes it typed, anything
+    /// else (or the time passing) output.
+    #[test]
+    fn without_hints_a_line_waits_for_the_shell_to_take_it() {
+        let now = Instant::now();
+        let mut t = at_prompt(false);
+        t.feed(b"echo X\r\n", now);
+        assert!(t.take(true).is_empty());
+        assert!(t.held_until().is_some());
+        t.feed(b"\x1b[?2004l\rX\r\n", now);
+        assert_eq!(lines(&mut t, true), ["X"]);
+        // Another line comes instead: the held one was output.
+        let mut t = at_prompt(false);
+        t.feed(b"READY\r\n", now);
+        // (more text at the prompt: still echo, as nothing says otherwise)
+        t.feed(b"more", now);
+        assert_eq!(lines(&mut t, true), ["$ READY"]);
+        // Nothing comes: after HOLD it was output.
+        let mut t = at_prompt(false);
+        t.feed(b"READY\r\n", now);
+        t.tick(now + HOLD / 2);
+        assert!(t.take(true).is_empty());
+        t.tick(now + HOLD);
+        assert_eq!(lines(&mut t, true), ["$ READY"]);
+        assert!(t.saw_output());
+    }
+
+    /// dash: the kernel echoes keys; a line counts as typed only if the
+    /// shell's read took it.
+    #[test]
+    fn kernel_echo_lines_are_typed_only_if_the_shell_took_them() {
+        let now = Instant::now();
+        let mut t = at_prompt(true);
+        t.feed_hinted(b"ls -l", now, hint(false, false, Some(true)));
+        assert!(t.take(true).is_empty());
+        t.feed_hinted(b"\r\n", now, hint(false, true, Some(false)));
+        assert!(t.take(true).is_empty(), "typed and taken");
+        t.feed_hinted(b"total 0\r\n", now, hint(true, false, Some(false)));
+        assert_eq!(lines(&mut t, true), ["total 0"]);
+        // The prompt again (written by the shell), then a background line.
+        t.feed_hinted(b"$ ", now, hint(true, false, Some(true)));
+        t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, Some(true)));
+        assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
+        // Typed without Enter: never output.
+        t.feed_hinted(b"typed", now, hint(false, false, Some(true)));
+        assert!(t.take(true).is_empty());
     }
 
     #[test]
@@ -1349,6 +1655,7 @@ mod hostile_input {
                 cursor_x: (round % 5),
                 alternate_on: round % 7 == 0,
                 at_prompt: round % 3 == 0,
+                kernel_echo: round % 4 == 1,
             });
             let t0 = Instant::now();
             for step in 0..300 {
@@ -1356,7 +1663,16 @@ mod hostile_input {
                 for _ in 0..rng.below(8) {
                     chunk.extend_from_slice(pieces[rng.below(pieces.len())]);
                 }
-                t.feed(&chunk, t0 + Duration::from_millis(step));
+                let pick = |r: usize| [None, Some(false), Some(true)][r % 3];
+                let hint = Hint {
+                    reader_wrote: pick(rng.below(3)),
+                    reader_woke: pick(rng.below(3)),
+                    kernel_echo: pick(rng.below(3)),
+                };
+                t.feed_hinted(&chunk, t0 + Duration::from_millis(step), hint);
+                if step % 13 == 0 {
+                    t.tick(t0 + Duration::from_millis(step * 50));
+                }
                 if step % 17 == 0 {
                     t.set_width(1 + rng.below(120));
                 }

@@ -620,6 +620,7 @@ impl Hub {
                 cursor_x: st.cursor_x as usize,
                 alternate_on: st.alternate_on,
                 at_prompt: crate::engine::shell::line_editor_active(st.pane_pid, &st.tty),
+                kernel_echo: crate::engine::shell::kernel_echo_read(st.pane_pid, &st.tty),
             })
         });
         if let Some(id) = starter

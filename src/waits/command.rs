@@ -314,11 +314,20 @@ impl Follow {
             (line.len() < 512 && f.prompt_re.is_match(&line)).then_some(line)
         };
         looks(self)?;
-        self.drain(Duration::from_millis(15));
-        if self.finished.is_some() {
-            return None;
+        // Quiet for a moment, and the program asleep (waiting for input,
+        // not still writing its prompt: `>` then `>> ` on a busy machine).
+        let patience = Instant::now() + Duration::from_millis(300);
+        loop {
+            self.drain(Duration::from_millis(15));
+            if self.finished.is_some() {
+                return None;
+            }
+            if shell::foreground_running(self.pane.pane_pid) != Some(true)
+                || Instant::now() >= patience
+            {
+                return looks(self);
+            }
         }
-        looks(self)
     }
 
     /// Take in what arrives until the pane is quiet for `quiet` (at most
