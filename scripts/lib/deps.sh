@@ -26,7 +26,11 @@ tw_apt_install() {
         return 1
     fi
     echo "tmux-wait: installing $* with apt-get" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    # The package lists are refreshed once per run, not once per package.
+    if [ -z "${TW_APT_UPDATED:-}" ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        TW_APT_UPDATED=1
+    fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
