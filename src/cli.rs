@@ -88,6 +88,8 @@ pub enum Command {
     Hooks(HooksArgs),
     /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
     Listen(ListenArgs),
+    /// Serve the waits as MCP tools over stdio, for AI agents (wait_for_text, wait_for_channel, signal_channel, run_command, wait)
+    Mcp,
 }
 
 #[derive(Debug, Args)]
@@ -421,6 +423,10 @@ pub struct SignalArgs {
     /// A message to send with the signal (at most 4096 bytes; shown as text, never run)
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
+
+    /// Print one JSON object on stdout: {"channel", "status", "message"}
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]
