@@ -800,6 +800,47 @@ async fn two_concurrent_waits() {
     server.wait_no_helpers();
 }
 
+/// MCP clients often start servers with a few variables only (the Python
+/// SDK: HOME, PATH, SHELL, TERM, USER, LOGNAME): no locale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_minimal_environment_without_a_locale() {
+    let server = TestServer::new();
+    let mut cmd = mcp_command(&server, &[]);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .env("HOME", server.dir())
+        .env("TMPDIR", server.dir());
+    let transport = TokioChildProcess::new(cmd).expect("spawn");
+    let pid = transport.id().unwrap();
+    let client = Recorder::default()
+        .serve(transport)
+        .await
+        .expect("initialize");
+    let mcp = Mcp {
+        client,
+        recorder: Recorder::default(),
+        pid,
+    };
+    let pane = server.pane.clone();
+    let r = print_until_done(
+        &server,
+        &pane,
+        "MARK_ENV",
+        mcp.call(
+            "wait_for_text",
+            json!({"patterns": ["MARK_ENV"], "pane_id": pane}),
+        ),
+    )
+    .await;
+    assert_eq!(ok(&r)["found"], true);
+    let v = ok(&mcp
+        .call("run_command", json!({"command": "echo é", "pane_id": pane}))
+        .await);
+    assert_eq!(v["output"], json!(["é"]));
+    mcp.close().await;
+    server.wait_no_helpers();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ceiling_applies() {
     let server = TestServer::new();

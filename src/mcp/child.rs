@@ -36,6 +36,8 @@ pub struct Running {
     readers: Vec<JoinHandle<()>>,
     /// The last pane line named by the child's progress lines.
     pub last_line: watch::Receiver<Option<String>>,
+    /// Set once the child has printed a whole JSON object on stdout.
+    result: watch::Receiver<bool>,
 }
 
 /// What became of a child.
@@ -60,6 +62,13 @@ pub fn spawn(exe: &Path, args: &[OsString], cwd: Option<&PathBuf>) -> std::io::R
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }
+    if !utf8_locale() {
+        // MCP clients often start servers with a minimal environment (no
+        // LANG). tmux then writes every control character of its output
+        // as `_`, and the CLI cannot read the tab-separated answers it
+        // asks for; tmux decides from these variables alone.
+        cmd.env("LC_ALL", "C.UTF-8");
+    }
     #[cfg(target_os = "linux")]
     {
         let parent = std::process::id();
@@ -82,14 +91,27 @@ pub fn spawn(exe: &Path, args: &[OsString], cwd: Option<&PathBuf>) -> std::io::R
     let out = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::new(Mutex::new(Vec::new()));
     let (tx, last_line) = watch::channel(None);
+    let (result_tx, result) = watch::channel(false);
     let mut readers = Vec::new();
     if let Some(stdout) = child.stdout.take() {
         let out = out.clone();
         readers.push(tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let _ = stdout.take(MAX_STDOUT).read_to_end(&mut buf).await;
-            if let Ok(mut o) = out.lock() {
-                *o = buf;
+            let mut stdout = stdout.take(MAX_STDOUT);
+            let mut chunk = vec![0u8; 64 * 1024];
+            let mut told = false;
+            while let Ok(n) = stdout.read(&mut chunk).await {
+                if n == 0 {
+                    break;
+                }
+                let Ok(mut o) = out.lock() else { break };
+                o.extend_from_slice(&chunk[..n]);
+                // The CLI prints its one JSON object once its work is
+                // done (its clients ended), then exits: the answer need
+                // not wait for the exit.
+                if !told && o.ends_with(b"\n") && is_object(&o) {
+                    told = true;
+                    let _ = result_tx.send(true);
+                }
             }
         }));
     }
@@ -118,7 +140,30 @@ pub fn spawn(exe: &Path, args: &[OsString], cwd: Option<&PathBuf>) -> std::io::R
         log,
         readers,
         last_line,
+        result,
     })
+}
+
+fn is_object(out: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(out);
+    s.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| matches!(serde_json::from_str(l), Ok(serde_json::Value::Object(_))))
+}
+
+/// Whether tmux, started with this environment, takes its client for a
+/// UTF-8 one (tmux's own test: the first of LC_ALL, LC_CTYPE, LANG that
+/// is set names UTF-8).
+fn utf8_locale() -> bool {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    var("LC_ALL")
+        .or_else(|| var("LC_CTYPE"))
+        .or_else(|| var("LANG"))
+        .is_some_and(|v| {
+            let v = v.to_ascii_uppercase();
+            v.contains("UTF-8") || v.contains("UTF8")
+        })
 }
 
 impl Running {
@@ -133,6 +178,31 @@ impl Running {
             self.reaped = true;
         }
         st
+    }
+
+    /// A future that returns once the child has printed its JSON object
+    /// (never, if it does not: then its exit ends the call).
+    pub fn result_printed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut rx = self.result.clone();
+        async move {
+            loop {
+                let printed = *rx.borrow_and_update();
+                if printed {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    return std::future::pending().await;
+                }
+            }
+        }
+    }
+
+    /// What the child printed and logged so far.
+    pub fn output_so_far(&self) -> Finished {
+        Finished {
+            stdout: self.out.lock().map(|o| o.clone()).unwrap_or_default(),
+            log: self.log.lock().map(|l| l.clone()).unwrap_or_default(),
+        }
     }
 
     /// SIGTERM, then SIGKILL to its group after `GRACE`; returns once it

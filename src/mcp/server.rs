@@ -171,12 +171,17 @@ impl Server {
         let what = describe(&prepared);
 
         enum End {
+            Printed,
             Exited(Option<std::process::ExitStatus>),
             Cancelled,
             Watchdog,
         }
+        let printed = running.result_printed();
+        tokio::pin!(printed);
         let end = loop {
             tokio::select! {
+                biased;
+                _ = &mut printed => break End::Printed,
                 st = running.wait() => break End::Exited(st.ok()),
                 _ = ctx.ct.cancelled() => break End::Cancelled,
                 _ = &mut shutdown => break End::Cancelled,
@@ -195,6 +200,30 @@ impl Server {
             }
         };
         match end {
+            End::Printed => {
+                // Answer now; the child only has to exit, which a task of
+                // its own sees to (counted as running, so the server's
+                // end waits for it).
+                let fin = running.output_so_far();
+                let active = Active::new(s);
+                tokio::spawn(async move {
+                    let _active = active;
+                    if tokio::time::timeout(child::GRACE, running.wait())
+                        .await
+                        .is_err()
+                    {
+                        super::log(&format!(
+                            "child {} printed its result but did not exit: ending it",
+                            running.pid()
+                        ));
+                        running.terminate().await;
+                    }
+                    let _ = running.finish().await;
+                });
+                // A result is a whole JSON object; the exit code adds
+                // nothing to it.
+                tools::result(kind, None, None, &fin.stdout, &fin.log)
+            }
             End::Exited(status) => {
                 use std::os::unix::process::ExitStatusExt;
                 let code = status.and_then(|s| s.code());
@@ -378,10 +407,8 @@ pub async fn serve(socket: Socket) -> i32 {
         cursor_sockets: Mutex::new(BTreeSet::new()),
     });
     let eof = shared.clone();
-    let transport =
-        super::transport::LineTransport::new(tokio::io::stdin(), tokio::io::stdout(), move || {
-            eof.end()
-        });
+    let (stdin, stdout) = super::transport::stdio();
+    let transport = super::transport::LineTransport::new(stdin, stdout, move || eof.end());
     let server = Server {
         shared: shared.clone(),
     };

@@ -606,10 +606,10 @@ pub fn result(
         }}));
     };
     if obj.contains_key("error") {
-        return error_result(Value::Object(obj));
+        return error_result(Value::Object(in_tool_words(kind, obj)));
     }
     match kind {
-        ToolKind::WaitForText if code != Some(0) => {
+        ToolKind::WaitForText if !matches!(text(&obj, "outcome"), "matched" | "any_output") => {
             let (kind, msg) = text_failure(&obj);
             failed(obj, &kind, msg)
         }
@@ -631,6 +631,56 @@ pub fn result(
         }
         _ => ok_result(obj),
     }
+}
+
+/// The CLI's error messages name its flags; name the tool's parameters
+/// instead (`--pattern #1 is not a valid regex` -> `patterns #1 ...`).
+fn in_tool_words(kind: ToolKind, mut obj: Map<String, Value>) -> Map<String, Value> {
+    let timeout = if kind == ToolKind::Wait {
+        "timeout_s"
+    } else {
+        "timeout"
+    };
+    let words: [(&str, &str); 12] = [
+        ("--pattern", "patterns"),
+        ("--stop", "stop"),
+        ("--interval", "interval"),
+        ("--timeout", timeout),
+        ("--show-after", "show_after"),
+        ("--show", "show"),
+        ("--until", "until"),
+        ("--save-to", "save_to"),
+        ("--max-lines", "max_lines"),
+        ("--last-lines", "last_lines"),
+        ("--status", "status"),
+        ("--message", "message"),
+    ];
+    if let Some(Value::String(m)) = obj
+        .get_mut("error")
+        .and_then(Value::as_object_mut)
+        .and_then(|e| e.get_mut("message"))
+    {
+        let mut out = String::with_capacity(m.len());
+        let mut rest = m.as_str();
+        'scan: while !rest.is_empty() {
+            if rest.starts_with("--") {
+                for (flag, word) in words {
+                    if let Some(after) = rest.strip_prefix(flag)
+                        && !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+                    {
+                        out.push_str(word);
+                        rest = after;
+                        continue 'scan;
+                    }
+                }
+            }
+            let c = rest.chars().next().expect("not empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        *m = out;
+    }
+    obj
 }
 
 /// How to go on after a run that returned before its command ended.
@@ -1254,6 +1304,13 @@ mod tests {
                 .as_str()
                 .unwrap()
                 .contains("did not match")
+        );
+
+        let bad = br#"{"error":{"kind":"invalid_regex","message":"--show: invalid regex; --show-after N --timeout --stopper"}}"#;
+        let r = result(ToolKind::Wait, Some(2), None, bad, &[]);
+        assert_eq!(
+            r.structured_content.unwrap()["error"]["message"],
+            "show: invalid regex; show_after N timeout_s --stopper"
         );
 
         let err = br#"{"error":{"kind":"no_pane","message":"no such pane: %9"}}"#;

@@ -245,6 +245,36 @@ impl<R: AsyncRead + Send + Unpin + 'static> Transport<RoleServer> for LineTransp
     }
 }
 
+/// The server's stdin and stdout. Pipes (what MCP clients give) are read
+/// and written without blocking, right on the server's own thread: no
+/// thread hand-off per message, and no read left blocked at exit. Anything
+/// else (a terminal, a file) goes through tokio's blocking standard
+/// streams.
+pub fn stdio() -> (
+    Box<dyn AsyncRead + Send + Unpin>,
+    Box<dyn AsyncWrite + Send + Unpin>,
+) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let read: Box<dyn AsyncRead + Send + Unpin> = match std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Receiver::from_owned_fd)
+    {
+        Ok(p) => Box::new(p),
+        Err(_) => Box::new(tokio::io::stdin()),
+    };
+    let write: Box<dyn AsyncWrite + Send + Unpin> = match std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .and_then(pipe::Sender::from_owned_fd)
+    {
+        Ok(p) => Box::new(p),
+        Err(_) => Box::new(tokio::io::stdout()),
+    };
+    (read, write)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
