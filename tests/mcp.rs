@@ -1037,3 +1037,27 @@ async fn a_killed_server_takes_its_children_along() {
     raw.child.kill().await.unwrap();
     server.wait_no_helpers();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_server_ends_its_calls_and_leaves_nothing() {
+    let server = TestServer::new();
+    let pane = server.pane.clone();
+    let mut raw = Raw::start(&server).await;
+    let pid = raw.child.id().unwrap();
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"run_command","arguments":{{"command":"true","pane_id":"{pane}"}}}}}}"#)).await;
+    let _ = raw.recv().await;
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"wait","arguments":{{"pane_id":"{pane}","until":"never","timeout_s":60}}}}}}"#)).await;
+    wait_for_child(pid, "wait").await;
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let st = tokio::time::timeout(DEADLINE, raw.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(st.code(), Some(143));
+    assert_eq!(cursor_options(&server, &pane), Vec::<String>::new());
+    server.wait_no_helpers();
+}
