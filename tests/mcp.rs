@@ -800,6 +800,64 @@ async fn two_concurrent_waits() {
     server.wait_no_helpers();
 }
 
+/// Two `wait` calls of one connection on one pane take turns: a line is
+/// shown to one of them only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waits_on_one_cursor_take_turns() {
+    let server = TestServer::new();
+    let mcp = Arc::new(connect(&server).await);
+    let pane = server.pane.clone();
+    // The cursor starts here.
+    let _ = mcp
+        .call("wait", json!({"pane_id": pane, "timeout_s": 0.2}))
+        .await;
+    let start = |m: Arc<Mcp>, p: String| {
+        tokio::spawn(async move {
+            m.call(
+                "wait",
+                json!({"pane_id": p, "until": "TURN_", "timeout_s": 15}),
+            )
+            .await
+        })
+    };
+    let a = start(mcp.clone(), pane.clone());
+    wait_for_child(mcp.pid, "the first wait").await;
+    let b = start(mcp.clone(), pane.clone());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        children_of(mcp.pid).len(),
+        1,
+        "the second wait did not wait its turn"
+    );
+    server.type_line(&pane, "echo TU''RN_1");
+    let first = ok(&a.await.unwrap());
+    server.wait_until(&pane, "the second wait to start", || {
+        children_of(mcp.pid).len() == 1
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.type_line(&pane, "echo TU''RN_2");
+    let second = ok(&b.await.unwrap());
+    let lines = |v: &Value| -> Vec<String> {
+        v["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (l1, l2) = (lines(&first), lines(&second));
+    assert!(
+        l1.contains(&"TURN_1".to_owned()) && !l1.contains(&"TURN_2".to_owned()),
+        "{l1:?}"
+    );
+    assert!(
+        l2.contains(&"TURN_2".to_owned()) && !l2.contains(&"TURN_1".to_owned()),
+        "{l2:?}"
+    );
+    Arc::try_unwrap(mcp).ok().unwrap().close().await;
+    server.wait_no_helpers();
+}
+
 /// MCP clients often start servers with a few variables only (the Python
 /// SDK: HOME, PATH, SHELL, TERM, USER, LOGNAME): no locale.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,12 +14,15 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+/// A tmux server (its `-L`/`-S`) and a target on it.
+type TurnKey = (Vec<OsString>, String);
 
 /// What every call of this connection shares.
 struct Shared {
@@ -35,6 +38,8 @@ struct Shared {
     active: watch::Sender<usize>,
     /// The servers (their `-L`/`-S`) where a call used the cursor.
     cursor_sockets: Mutex<BTreeSet<Vec<OsString>>>,
+    /// One turn at a time per server and target for the cursor's users.
+    turns: Mutex<HashMap<TurnKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Shared {
@@ -44,6 +49,14 @@ impl Shared {
 
     fn ending(&self) -> bool {
         *self.shutdown.borrow()
+    }
+
+    fn turn(&self, p: &Prepared) -> Arc<tokio::sync::Mutex<()>> {
+        let key = (p.socket.clone(), p.target.clone().unwrap_or_default());
+        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget the turns nobody holds or waits for.
+        turns.retain(|_, m| Arc::strong_count(m) > 1);
+        turns.entry(key).or_default().clone()
     }
 }
 
@@ -116,7 +129,7 @@ impl Server {
         if s.ending() {
             return CallError {
                 kind: "cancelled",
-                message: "tmux-wait mcp is shutting down".into(),
+                message: "tmux-wait mcp is ending (its input closed, or a signal)".into(),
             }
             .into_result();
         }
@@ -146,6 +159,19 @@ impl Server {
         {
             set.insert(prepared.socket.clone());
         }
+        // Calls that read and move the connection's cursor on one pane
+        // take turns: two at once would both show the same lines.
+        let _turn = if prepared.uses_cursor {
+            let lock = s.turn(&prepared);
+            let ended = ended(s.shutdown.subscribe());
+            tokio::select! {
+                g = lock.lock_owned() => Some(g),
+                _ = ctx.ct.cancelled() => return tools::cancelled(kind, None).0,
+                _ = ended => return tools::cancelled(kind, None).0,
+            }
+        } else {
+            None
+        };
         let mut running = match child::spawn(&s.exe, &command_line, None) {
             Ok(r) => r,
             Err(e) => {
@@ -405,6 +431,7 @@ pub async fn serve(socket: Socket) -> i32 {
         shutdown,
         active,
         cursor_sockets: Mutex::new(BTreeSet::new()),
+        turns: Mutex::new(HashMap::new()),
     });
     let eof = shared.clone();
     let (stdin, stdout) = super::transport::stdio();

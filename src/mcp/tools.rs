@@ -486,6 +486,17 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             p.uses_cursor = true;
         }
     }
+    if let Some(bad) = a.iter().find(|x| x.as_encoded_bytes().contains(&0)) {
+        let shown = bad.to_string_lossy();
+        let flag = shown.split('=').next().unwrap_or("");
+        let name = flag_words(kind)
+            .into_iter()
+            .find(|(f, _)| *f == flag)
+            .map_or("an argument", |(_, w)| w);
+        return Err(CallError::usage(format!(
+            "{name}: NUL characters are not allowed"
+        )));
+    }
     p.args = a;
     Ok(p)
 }
@@ -636,25 +647,7 @@ pub fn result(
 /// The CLI's error messages name its flags; name the tool's parameters
 /// instead (`--pattern #1 is not a valid regex` -> `patterns #1 ...`).
 fn in_tool_words(kind: ToolKind, mut obj: Map<String, Value>) -> Map<String, Value> {
-    let timeout = if kind == ToolKind::Wait {
-        "timeout_s"
-    } else {
-        "timeout"
-    };
-    let words: [(&str, &str); 12] = [
-        ("--pattern", "patterns"),
-        ("--stop", "stop"),
-        ("--interval", "interval"),
-        ("--timeout", timeout),
-        ("--show-after", "show_after"),
-        ("--show", "show"),
-        ("--until", "until"),
-        ("--save-to", "save_to"),
-        ("--max-lines", "max_lines"),
-        ("--last-lines", "last_lines"),
-        ("--status", "status"),
-        ("--message", "message"),
-    ];
+    let words = flag_words(kind);
     if let Some(Value::String(m)) = obj
         .get_mut("error")
         .and_then(Value::as_object_mut)
@@ -681,6 +674,29 @@ fn in_tool_words(kind: ToolKind, mut obj: Map<String, Value>) -> Map<String, Val
         *m = out;
     }
     obj
+}
+
+/// The CLI's flags and the parameters they come from.
+fn flag_words(kind: ToolKind) -> [(&'static str, &'static str); 12] {
+    let timeout = if kind == ToolKind::Wait {
+        "timeout_s"
+    } else {
+        "timeout"
+    };
+    [
+        ("--pattern", "patterns"),
+        ("--stop", "stop"),
+        ("--interval", "interval"),
+        ("--timeout", timeout),
+        ("--show-after", "show_after"),
+        ("--show", "show"),
+        ("--until", "until"),
+        ("--save-to", "save_to"),
+        ("--max-lines", "max_lines"),
+        ("--last-lines", "last_lines"),
+        ("--status", "status"),
+        ("--message", "message"),
+    ]
 }
 
 /// How to go on after a run that returned before its command ended.
@@ -1102,11 +1118,22 @@ mod tests {
             (ToolKind::Wait, json!({})),
             (ToolKind::Wait, json!({"session": "s", "show_after": 2})),
             (ToolKind::Wait, json!({"session": "s", "max_lines": -1})),
+            (ToolKind::WaitForText, json!({"patterns": ["a\u{0}b"]})),
+            (ToolKind::RunCommand, json!({"command": "echo \u{0}"})),
         ];
         for (kind, args) in bad {
             let e = prepare(kind, obj(args.clone()), &ctx()).unwrap_err();
             assert_eq!(e.kind, "usage", "{args}");
         }
+        let e = prepare(
+            ToolKind::WaitForText,
+            obj(json!({"patterns": ["\u{0}"]})),
+            &ctx(),
+        );
+        assert_eq!(
+            e.unwrap_err().message,
+            "patterns: NUL characters are not allowed"
+        );
     }
 
     #[test]
