@@ -307,7 +307,18 @@ async fn ended(mut rx: watch::Receiver<bool>) {
 
 /// What a call waits for, for progress messages.
 fn describe(p: &Prepared) -> String {
-    let target = p.target.as_deref().unwrap_or("the current pane");
+    let target = match p.target.as_deref() {
+        None => "the current pane".to_owned(),
+        Some(t) if t.starts_with('=') => {
+            format!(
+                "session {}",
+                t.trim_start_matches('=').trim_end_matches(':')
+            )
+        }
+        Some(t) if t.starts_with('$') => format!("session {}", t.trim_end_matches(':')),
+        Some(t) if t.starts_with('@') => format!("window {t}"),
+        Some(t) => t.to_owned(),
+    };
     match p.kind {
         ToolKind::WaitForText => format!("waiting for text in {target}"),
         ToolKind::WaitForChannel => "waiting for the channel".into(),

@@ -973,7 +973,7 @@ fn definition(kind: ToolKind) -> Value {
                 })),
                 &["pane_id", "lines", "reason", "finished", "exit_status", "timed_out", "elapsed_seconds"],
             ),
-            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
+            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
         }),
     }
 }
