@@ -126,8 +126,12 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
             let sent = validate_channel(&a.name)
                 .and_then(|_| channel::signal(&socket, &a.name, a.status, a.message.as_deref()));
             match sent {
-                Ok(()) => exit::OK,
-                Err(e) => fail(&e, false),
+                Ok(()) => {
+                    let sent = serde_json::json!({"channel": a.name, "status": a.status, "message": a.message});
+                    show(a.json, &sent, String::new);
+                    exit::OK
+                }
+                Err(e) => fail(&e, a.json),
             }
         }
         Command::Run(a) => match run_request(socket, &a, &mut clamps)
@@ -274,6 +278,7 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 Err(e) => fail(&e, json),
             },
         },
+        Command::Mcp => crate::mcp::run(socket),
         Command::Listen(a) => match hooks::listen(&socket, &a.name) {
             Ok(()) => exit::OK,
             Err(e) => fail(&e, false),

@@ -50,6 +50,16 @@ Exit codes:
   2    error: bad usage, invalid channel name, no server
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after undoing its wait)";
 
+pub const MCP_HELP: &str = "\
+Speaks MCP (JSON-RPC, one message per line) on stdin and stdout; logs go to
+stderr. Each tool call runs as a tmux-wait child process; a cancelled call's
+child is ended and leaves nothing behind. See the README, \"Use with AI agents\".
+
+Exit codes:
+  0    stdin closed: every call was ended, nothing is left
+  2    error: bad usage
+  129/130/143  ended by SIGHUP/SIGINT/SIGTERM (after ending every call)";
+
 pub const MENU_HELP: &str = "\
 The command returns once a choice is made or the menu is closed.
 
@@ -151,6 +161,9 @@ pub enum Command {
     /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
     #[command(after_help = LISTEN_HELP)]
     Listen(ListenArgs),
+    /// Serve the waits as MCP tools over stdio, for AI agents (wait_for_text, wait_for_channel, signal_channel, run_command, wait)
+    #[command(after_help = MCP_HELP)]
+    Mcp,
     /// Print shell code that reports each command's exit status to tmux-wait (OSC 133 marks), for the rc file
     #[command(after_help = SHELL_INIT_HELP)]
     ShellInit(ShellInitArgs),
@@ -518,6 +531,10 @@ pub struct SignalArgs {
     /// A message to send with the signal (at most 4096 bytes; shown as text, never run)
     #[arg(long, value_name = "TEXT")]
     pub message: Option<String>,
+
+    /// Print one JSON object on stdout: {"channel", "status", "message"}
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]

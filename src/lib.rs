@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod hub;
 pub mod matcher;
+pub mod mcp;
 pub mod notify;
 pub mod report;
 pub mod signals;
