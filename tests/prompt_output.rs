@@ -72,7 +72,14 @@ fn shell_pane(s: &TestServer, shell: &str, rc: &str) -> String {
 /// A text wait for `pattern` on `pane`, armed, with `timeout`.
 fn wait(s: &TestServer, pane: &str, pattern: &str, timeout: &str) -> Waiter {
     s.start_wait(&[
-        "text", "-t", pane, "--json", "--pattern", pattern, "--timeout", timeout,
+        "text",
+        "-t",
+        pane,
+        "--json",
+        "--pattern",
+        pattern,
+        "--timeout",
+        timeout,
     ])
 }
 
@@ -92,7 +99,13 @@ fn type_slowly(s: &TestServer, pane: &str, text: &str) {
 /// The wait ended with a match on exactly `line`.
 fn matched(f: &Finished, line: &str, what: &str) {
     assert_eq!(f.code, Some(0), "{what}: {} / {}", f.stdout, f.stderr);
-    assert_eq!(f.json()["matched_lines"][0], line, "{what}: {}", f.stdout);
+    assert_eq!(
+        f.json()["matched_lines"][0],
+        line,
+        "{what}: {} / {}",
+        f.stdout,
+        f.stderr
+    );
 }
 
 /// The wait timed out: what was written did not count as new output.
@@ -152,7 +165,12 @@ fn a_background_partial_line_at_the_prompt() {
         let s = TestServer::new();
         let p = shell_pane(&s, sh, "");
         let go = unique("go");
-        background_job(&s, &p, &go, "printf 'Continue%s ' '?'; tmux wait-for never-$$");
+        background_job(
+            &s,
+            &p,
+            &go,
+            "printf 'Continue%s ' '?'; tmux wait-for never-$$",
+        );
         let timeout = if sh == "dash" { "1" } else { "10" };
         let w = wait(&s, &p, "Continue?", timeout);
         s.tmux(&["wait-for", "-S", &go]);
@@ -209,9 +227,12 @@ fn a_typed_command_matches_on_its_output_not_its_echo() {
         let p = shell_pane(&s, sh, "");
         let go = unique("go");
         let w = wait(&s, &p, "BOTH_ECHO_AND_OUTPUT", "10");
-        s.type_line(&p, &format!("tmux wait-for {go}; echo BOTH_ECHO_AND_OUTPUT"));
+        s.type_line(
+            &p,
+            &format!("tmux wait-for {go}; echo BOTH_ECHO_AND_OUTPUT"),
+        );
         s.wait_for_command(&p, "tmux");
-        assert!(w.pid() > 0 && still_running(w.pid()), "{sh}: matched the echo");
+        let w = armed(&s, w, &format!("{sh}: matched the echo"));
         s.tmux(&["wait-for", "-S", &go]);
         matched(&w.finish(&s), "BOTH_ECHO_AND_OUTPUT", sh);
     }
@@ -234,7 +255,7 @@ fn a_typed_command_wrapping_over_rows_is_echo() {
             &format!("tmux wait-for {go}; : {filler}; echo WRAPPED_PATTERN"),
         );
         s.wait_for_command(&p, "tmux");
-        assert!(still_running(w.pid()), "{sh}: matched the wrapped echo");
+        let w = armed(&s, w, &format!("{sh}: matched the wrapped echo"));
         s.tmux(&["wait-for", "-S", &go]);
         matched(&w.finish(&s), "WRAPPED_PATTERN", sh);
     }
@@ -254,7 +275,7 @@ fn editing_with_left_and_backspace_is_echo() {
         type_slowly(&s, &p, "echo EDITEDXY");
         s.tmux(&["send-keys", "-t", &p, "Left", "BSpace"]);
         s.wait_until(&p, "the edit", || s.capture(&p).contains("EDITEDY"));
-        assert!(still_running(w.pid()), "{sh}: matched edited echo");
+        let w = armed(&s, w, &format!("{sh}: matched edited echo"));
         s.tmux(&["send-keys", "-t", &p, "Enter"]);
         // The command prints EDITEDY: no match, the wait times out on it.
         let f = w.finish(&s);
@@ -281,7 +302,7 @@ fn history_recall_is_echo() {
         s.wait_until(&p, "the recalled line", || {
             s.capture(&p).matches("RECALLED_$((1))").count() >= 2
         });
-        assert!(still_running(w.pid()), "{sh}: matched the recalled line");
+        let w = armed(&s, w, &format!("{sh}: matched the recalled line"));
         s.tmux(&["send-keys", "-t", &p, "Enter"]);
         s.wait_for_command(&p, "tmux");
         s.tmux(&["wait-for", "-S", &go]);
@@ -303,11 +324,13 @@ fn a_completion_list_is_not_output() {
         }
         let p = shell_pane(&s, sh, "");
         let w = wait(&s, &p, "LISTED", "1.5");
-        type_slowly(&s, &p, "ls cand_");
-        s.tmux(&["send-keys", "-t", &p, "Tab"]);
-        s.wait_until(&p, "the common part", || s.capture(&p).contains("ls cand_LISTED_"));
-        s.tmux(&["send-keys", "-t", &p, "Tab"]);
-        s.wait_until(&p, "the list", || s.capture(&p).contains("cand_LISTED_b"));
+        type_slowly(&s, &p, "ls cand");
+        // Tab completes what is common, and lists the rest once pressed again.
+        s.wait_until(&p, "the list", || {
+            s.tmux(&["send-keys", "-t", &p, "Tab"]);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            s.capture(&p).contains("cand_LISTED_b")
+        });
         not_matched(&w.finish(&s), sh);
         s.tmux(&["send-keys", "-t", &p, "C-u"]);
     }
@@ -340,10 +363,16 @@ fn a_continued_command_is_echo_until_it_runs() {
         let go = unique("go");
         let w = wait(&s, &p, "CONTINUED", "10");
         s.type_line(&p, "for i in 1; do");
-        s.wait_until(&p, "the continuation prompt", || s.capture(&p).contains("\n> "));
+        s.wait_until(&p, "the continuation prompt", || {
+            s.capture(&p)
+                .lines()
+                .rev()
+                .find(|l| !l.is_empty())
+                .is_some_and(|l| l.trim_end().ends_with(">"))
+        });
         s.type_line(&p, &format!("tmux wait-for {go}; echo CONTINUED; done"));
         s.wait_for_command(&p, "tmux");
-        assert!(still_running(w.pid()), "{sh}: matched the continued line");
+        let w = armed(&s, w, &format!("{sh}: matched the continued line"));
         s.tmux(&["wait-for", "-S", &go]);
         matched(&w.finish(&s), "CONTINUED", sh);
     }
@@ -396,6 +425,16 @@ fn output_returns_a_background_line_at_the_prompt() {
             f.stdout
         );
     }
+}
+
+/// The wait is still waiting (it matched nothing yet); else fail with
+/// what it printed.
+fn armed(s: &TestServer, w: Waiter, what: &str) -> Waiter {
+    if !still_running(w.pid()) {
+        let f = w.finish(s);
+        panic!("{what}: {} / {}", f.stdout, f.stderr);
+    }
+    w
 }
 
 fn still_running(pid: u32) -> bool {

@@ -149,30 +149,60 @@ fn parse_start_ticks(stat: &str) -> Option<u64> {
 }
 
 /// Looks at the process reading a pane's terminal (the leader of its
-/// foreground process group) each time output arrives, to tell who wrote
-/// it (see `vt::Hint`): the reader's bytes written (`wchar`) and reads
-/// finished (`syscr`) from `/proc/PID/task/PID/io`, the call it is blocked in from
-/// `/proc/PID/syscall`, the terminal's mode. Linux only; where `/proc`
-/// does not answer every hint is unknown and the tracker falls back on
-/// what the stream shows.
+/// foreground process group) as output arrives, to tell who wrote it (see
+/// `vt::Hint`): the bytes it wrote (`wchar`) and read (`rchar`), from its
+/// main thread's `/proc/PID/task/PID/io` (the whole process's counters
+/// take in the writes of children it reaped: a background job's output
+/// would count as the shell's), the call it is blocked in
+/// (`/proc/PID/syscall`), the terminal's mode. Linux only; where `/proc`
+/// does not answer every hint is unknown and the tracker falls back on what
+/// the stream shows.
+///
+/// What the reader wrote is a credit the stream pays back: each chunk is
+/// taken for the reader's own writing as long as the credit lasts, however
+/// the chunks and the looks fall (a look may count a write whose bytes
+/// arrive a chunk later). Credit the stream does not pay back soon was
+/// written elsewhere (a history file) and is dropped.
 pub struct ReaderProbe {
     pane_pid: u32,
     tty: String,
-    /// The reader and its counters at the last look.
+    /// The reader and its counters (written, read) at the last look.
     last: Option<(u32, u64, u64)>,
+    /// Bytes the reader wrote that the stream has not shown yet, and since
+    /// when there is credit.
+    credit: u64,
+    credit_since: Option<std::time::Instant>,
+    /// When the reader was last seen to have read.
+    last_read: Option<std::time::Instant>,
+    last_look: Option<std::time::Instant>,
     /// The terminal's canonical-echo mode, and when it was read (opening
     /// the terminal costs more than the rest; it changes rarely).
     mode: Option<(bool, std::time::Instant)>,
-    /// The last look, and when: chunks that arrive together share one.
-    recent: Option<(super::vt::Hint, std::time::Instant)>,
+    first: super::vt::Hint,
 }
 
-/// Chunks taken in within this long of a look share it: they were queued
-/// together, and a second look would find no change since the first.
-const SAME_LOOK: std::time::Duration = std::time::Duration::from_millis(1);
-
+/// A reader that read from its terminal this recently is taken to be
+/// echoing keys when it writes (echo follows the read of its keys, in one
+/// or several writes).
+const READ_RECENT: std::time::Duration = std::time::Duration::from_millis(200);
+/// Credit older than this was not written to the terminal.
+const CREDIT_LIFE: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long to watch a canonical reader after a line ended, to see whether
+/// it took the line (its read returned) or slept on (another writer's).
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);
 /// How long a look at the terminal's mode is taken as still true.
 const MODE_FRESH: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// One look at the reader.
+#[derive(Clone, Copy, Debug, Default)]
+struct Look {
+    /// The same reader as at the previous look.
+    same: bool,
+    wrote: u64,
+    read: u64,
+    blocked: Option<bool>,
+    kernel_echo: Option<bool>,
+}
 
 impl ReaderProbe {
     /// A probe with its first look taken (see [`ReaderProbe::first`]).
@@ -181,58 +211,128 @@ impl ReaderProbe {
             pane_pid,
             tty: tty.to_owned(),
             last: None,
+            credit: 0,
+            credit_since: None,
+            last_read: None,
+            last_look: None,
             mode: None,
-            recent: None,
+            first: super::vt::Hint::default(),
         };
-        p.look();
+        let l = p.look();
+        p.first = super::vt::Hint {
+            kernel_echo: l.kernel_echo,
+            ..Default::default()
+        };
         p
     }
 
     /// The first look: whether a line was being read in canonical mode.
     pub fn first(&self) -> super::vt::Hint {
-        self.recent.map(|(h, _)| h).unwrap_or_default()
+        self.first
     }
 
-    /// What changed since the last look; within [`SAME_LOOK`] of it, that
-    /// look again.
-    pub fn look_once(&mut self) -> super::vt::Hint {
-        match self.recent {
-            Some((h, at)) if at.elapsed() < SAME_LOOK => h,
-            _ => self.look(),
+    /// How long since the last look (None: never).
+    pub fn since_last(&self) -> Option<std::time::Duration> {
+        self.last_look.map(|t| t.elapsed())
+    }
+
+    /// Who wrote `len` bytes that just arrived. With `line_end`, a line
+    /// ended while a canonical reader read: watch it a moment to see
+    /// whether it took the line.
+    pub fn hint_for(&mut self, len: usize, line_end: bool) -> super::vt::Hint {
+        use super::vt::Hint;
+        let mut l = self.look();
+        let mut woke = l.same.then_some(l.read > 0 || l.blocked == Some(false));
+        if line_end && l.same && l.read == 0 && l.wrote == 0 {
+            // Asleep or about to be: a typed line wakes the reader at once
+            // (the kernel hands it the line as it echoes it), but it may
+            // not have run yet; a signal may have woken it for nothing.
+            let until = std::time::Instant::now() + SETTLE;
+            woke = Some(false);
+            while std::time::Instant::now() < until {
+                if l.blocked == Some(true) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                l = self.look();
+                if !l.same || l.read > 0 || l.wrote > 0 {
+                    woke = Some(true);
+                    break;
+                }
+            }
+        }
+        if !l.same {
+            return Hint {
+                kernel_echo: l.kernel_echo,
+                ..Hint::default()
+            };
+        }
+        let now = std::time::Instant::now();
+        let len = len as u64;
+        let shell = self.credit > 0;
+        self.credit = self.credit.saturating_sub(len);
+        if self.credit == 0 {
+            self.credit_since = None;
+        }
+        let read = self.last_read.is_some_and(|t| now - t < READ_RECENT);
+        Hint {
+            reader_wrote: Some(shell),
+            reader_read: Some(read),
+            reader_woke: woke,
+            kernel_echo: l.kernel_echo,
         }
     }
 
-    /// What changed since the last look.
-    pub fn look(&mut self) -> super::vt::Hint {
-        let h = self.look_now();
-        self.recent = Some((h, std::time::Instant::now()));
-        h
-    }
-
-    fn look_now(&mut self) -> super::vt::Hint {
-        use super::vt::Hint;
+    fn look(&mut self) -> Look {
+        let now = std::time::Instant::now();
+        self.last_look = Some(now);
         let Some(fg) = foreground_group(self.pane_pid) else {
             self.last = None;
-            return Hint::default();
+            return Look::default();
         };
         let io = read_io(fg);
         let blocked = blocked_reading_stdin(fg);
-        let kernel_echo = match blocked {
-            Some(true) => self.canonical_echo(),
-            other => other,
+        // A shell without a line editor in the foreground reads its next
+        // line with the kernel's echo (or is about to: it may not have
+        // reached its read yet); so does any program blocked in a read of
+        // its terminal in canonical mode.
+        let shell = fg == self.pane_pid
+            && program_name(fg).is_some_and(|n| POSIX_SHELLS.contains(&n.as_str()));
+        let kernel_echo = if blocked == Some(true) || shell {
+            self.canonical_echo()
+        } else {
+            blocked
         };
-        let (wrote, woke) = match (self.last, io) {
-            (Some((pid, w, r)), Some((w2, r2))) if pid == fg => {
-                (Some(w2 > w), Some(r2 > r || blocked == Some(false)))
-            }
-            _ => (None, None),
-        };
-        self.last = io.map(|(w, r)| (fg, w, r));
-        Hint {
-            reader_wrote: wrote,
-            reader_woke: woke,
+        let mut look = Look {
+            blocked,
             kernel_echo,
+            ..Look::default()
+        };
+        match (self.last, io) {
+            (Some((pid, w, r)), Some((w2, r2))) if pid == fg => {
+                look.same = true;
+                look.wrote = w2.saturating_sub(w);
+                look.read = r2.saturating_sub(r);
+            }
+            _ => {
+                self.credit = 0;
+                self.credit_since = None;
+                self.last_read = None;
+            }
         }
+        self.last = io.map(|(w, r)| (fg, w, r));
+        if look.read > 0 {
+            self.last_read = Some(now);
+        }
+        if self.credit_since.is_some_and(|t| now - t > CREDIT_LIFE) {
+            self.credit = 0;
+            self.credit_since = None;
+        }
+        if look.wrote > 0 {
+            self.credit += look.wrote;
+            self.credit_since.get_or_insert(now);
+        }
+        look
     }
 
     fn canonical_echo(&mut self) -> Option<bool> {
@@ -254,7 +354,7 @@ pub fn kernel_echo_read(pane_pid: u32, tty: &str) -> bool {
     ReaderProbe::new(pane_pid, tty).first().kernel_echo == Some(true)
 }
 
-/// A process's bytes written and reads finished: its main thread's own
+/// A process's bytes written and bytes read: its main thread's own
 /// (`/proc/PID/task/PID/io`), since the process's total takes in the
 /// writes of children it reaped (a background job's output would count as
 /// the shell's).
@@ -268,7 +368,7 @@ fn read_io(pid: u32) -> Option<(u64, u64)> {
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
-    Some((field("wchar:")?, field("syscr:")?))
+    Some((field("wchar:")?, field("rchar:")?))
 }
 
 /// Is the process blocked in `read(0, ...)` (`/proc/PID/syscall`)?
@@ -283,8 +383,8 @@ fn blocked_reading_stdin(pid: u32) -> Option<bool> {
 /// `/proc/PID/syscall` names `read` on descriptor 0.
 fn parse_read_of_stdin(text: &str) -> bool {
     let mut f = text.split_whitespace();
-    let nr = f.next().and_then(|n| n.parse::<i64>().ok());
-    nr == Some(libc::SYS_read as i64) && f.next() == Some("0x0")
+    let nr = f.next().and_then(|n| n.parse::<libc::c_long>().ok());
+    nr == Some(libc::SYS_read) && f.next() == Some("0x0")
 }
 
 /// The terminal reads lines (`ICANON`) and echoes what is typed (`ECHO`).
@@ -298,7 +398,10 @@ fn canonical_echo_mode(tty: &str) -> Option<bool> {
         .open(tty)
         .ok()?;
     let t = tcgetattr(&f).ok()?;
-    Some(t.local_flags.contains(LocalFlags::ICANON | LocalFlags::ECHO))
+    Some(
+        t.local_flags
+            .contains(LocalFlags::ICANON | LocalFlags::ECHO),
+    )
 }
 
 /// The columns of the pane's terminal, as tmux set them (`TIOCGWINSZ`):

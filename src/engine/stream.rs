@@ -50,8 +50,10 @@ const ALIGN_TRIES: usize = 5;
 /// the wait.
 const EVENTS_QUEUED: usize = 32;
 /// While no shell reads a line, only chunks this small (a prompt, a
-/// shell's own line) are worth asking the terminal about.
+/// shell's own line) are worth asking the terminal about, and at most this
+/// often.
 const SMALL_CHUNK: usize = 512;
+const LOOK_EVERY: Duration = Duration::from_millis(10);
 
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}";
 const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
@@ -97,6 +99,8 @@ pub struct StreamSource {
     failed: Option<Error>,
     /// Who reads the pane's terminal, and what it wrote (see `vt::Hint`).
     probe: ReaderProbe,
+    /// Look at the reader for the next chunk, whatever its size or time.
+    look_next: bool,
 }
 
 impl StreamSource {
@@ -190,6 +194,7 @@ impl StreamSource {
             width_checked: Instant::now(),
             failed: None,
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
+            look_next: false,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -525,12 +530,22 @@ impl StreamSource {
                         }
                     }
                     // Who wrote it matters only while a shell reads a line
-                    // (or for what may be a prompt).
-                    let hint = if self.tracker.reading() || data.len() <= SMALL_CHUNK {
-                        self.probe.look_once()
+                    // (or for what may be a prompt, looked at now and then).
+                    let reading = self.tracker.reading();
+                    let hint = if reading {
+                        let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
+                        self.probe.hint_for(data.len(), line_end)
+                    } else if data.len() <= SMALL_CHUNK
+                        && (self.look_next
+                            || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
+                    {
+                        self.probe.hint_for(data.len(), false)
                     } else {
                         Hint::default()
                     };
+                    // A shell that just took a line may print its next
+                    // prompt (PS2) and read again at once.
+                    self.look_next = reading;
                     self.tracker.feed_hinted(&data, at, hint);
                     self.output_seen = true;
                     self.unconsumed = true;

@@ -25,12 +25,12 @@
 //! wrote itself is the echo of keys (or its own prompt, completion list,
 //! notice); text it did not write came from another writer (a background
 //! job, a server started with `&`, `wall`, a write to the tty) and is
-//! output. Under the kernel's echo (dash) the reading process writes
-//! neither, so there a line counts as typed only if the shell took it (its
-//! read returned when the line ended). Where nothing tells who wrote (no
-//! `/proc`), a line that ends while the shell reads is held until the shell
-//! says it accepted it (bracketed paste off, OSC 133 C): if anything else
-//! comes first, or [`HOLD`] passes, it was output.
+//! output. A line that ends while the shell reads and that the shell may
+//! have written is held until the shell says it accepted it (bracketed
+//! paste off, OSC 133 C): if anything else comes first, or [`HOLD`] passes,
+//! it was output. Under the kernel's echo (dash) the reading process
+//! writes neither, so there a line counts as typed only if the shell took
+//! it (its read returned when the line ended).
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -51,6 +51,10 @@ pub const HOLD: Duration = Duration::from_millis(500);
 pub struct Hint {
     /// The process reading the terminal wrote anything since the last look.
     pub reader_wrote: Option<bool>,
+    /// It read from the terminal (took keys) lately. Echo is written after
+    /// reading the keys it echoes; what a line editor writes without having
+    /// read anything (a job's end, a redraw on its own) is not echo.
+    pub reader_read: Option<bool>,
     /// Its read of the terminal returned since the last look, or it is no
     /// longer blocked in it.
     pub reader_woke: Option<bool>,
@@ -132,6 +136,9 @@ struct Held {
     cells: Vec<Cell>,
     dirty: bool,
     until: Instant,
+    /// What the terminal said of its reader when the line ended: it wrote
+    /// (Some(true)) or nothing was known (None).
+    reader_wrote: Option<bool>,
 }
 
 /// How the pane looked when the wait began.
@@ -291,19 +298,14 @@ impl LineTracker {
         self.state.now = at;
         self.state.hint = hint;
         self.state.tick();
-        match (self.state.input, hint.kernel_echo) {
-            // A program started reading a line (a shell without a line
-            // editor, `read`): this chunk came before its read (its prompt),
-            // unless something says otherwise.
-            (InputState::Output, Some(true)) => {
-                self.state.input = InputState::Kernel;
-                if self.state.hint.reader_wrote.is_none() {
-                    self.state.hint.reader_wrote = Some(true);
-                }
+        // A program started reading a line (a shell without a line editor,
+        // `read`): this chunk came before its read (its prompt), unless
+        // something says otherwise.
+        if self.state.input == InputState::Output && hint.kernel_echo == Some(true) {
+            self.state.input = InputState::Kernel;
+            if self.state.hint.reader_wrote.is_none() {
+                self.state.hint.reader_wrote = Some(true);
             }
-            // It took its line and runs it.
-            (InputState::Kernel, Some(false)) => self.state.input = InputState::Output,
-            _ => {}
         }
         // Only the last escape sequence can still be open at the end; the
         // bytes before it are parsed in one go.
@@ -518,6 +520,11 @@ impl LineTracker {
         self.state.input != InputState::Output
     }
 
+    /// The line being read is echoed by the kernel (no line editor).
+    pub fn kernel_echo(&self) -> bool {
+        self.state.input == InputState::Kernel
+    }
+
     /// A shell's line editor is reading a command line (bracketed paste on
     /// or OSC 133 B seen, and no command started since).
     pub fn at_prompt(&self) -> bool {
@@ -667,13 +674,20 @@ impl State {
     }
 
     /// While a line editor reads: what its process did not write came from
-    /// another writer.
+    /// another writer, and what it wrote without having read a key is not
+    /// the echo of keys either.
     fn typed_origin(&self) -> Origin {
-        if self.hint.reader_wrote == Some(false) {
+        if self.not_echo() {
             Origin::New
         } else {
             Origin::Echo
         }
+    }
+
+    /// The current chunk is known not to be the echo of typed keys.
+    fn not_echo(&self) -> bool {
+        self.hint.reader_wrote == Some(false)
+            || (self.hint.reader_wrote == Some(true) && self.hint.reader_read == Some(false))
     }
 
     /// The current line holds echo (typed keys), not only old text.
@@ -700,23 +714,34 @@ impl State {
             return false;
         }
         match self.input {
-            InputState::Kernel => match self.hint.reader_woke {
+            InputState::Kernel => match (self.hint.reader_woke, self.hint.reader_wrote) {
                 // The shell's read returned: the line was typed and taken.
-                Some(true) => self.input = InputState::Output,
-                Some(false) => {
+                (Some(true), _) => self.input = InputState::Output,
+                // It wrote (a new prompt after Ctrl-C): typed, abandoned.
+                (_, Some(true)) => {}
+                // Asleep in its read and silent: another writer's line.
+                (Some(false), Some(false)) => {
                     Self::echo_is_output(&mut self.cells);
                     self.dirty = true;
                     self.saw_output = true;
                 }
-                None => {}
+                // Another program now holds the terminal (the line was taken
+                // and started it).
+                _ if self.hint.kernel_echo == Some(false) => self.input = InputState::Output,
+                _ => {}
             },
-            // Who wrote each piece is known: the cells say it already.
-            _ if self.hint.reader_wrote.is_some() => {}
+            // Not echo: its cells say so already.
+            _ if self.not_echo() => {}
+            // The shell wrote (some of) it, or nothing says who: typed only
+            // if the shell now accepts it. (The shell's write may also be
+            // what it printed after another writer's line, as zsh prints a
+            // job's end right after the job's last line.)
             _ => {
                 self.held = Some(Held {
                     cells: std::mem::take(&mut self.cells),
                     dirty: self.dirty,
                     until: self.now + HOLD,
+                    reader_wrote: self.hint.reader_wrote,
                 });
                 self.dirty = false;
                 return true;
@@ -742,10 +767,25 @@ impl State {
         self.dirty = dirty;
     }
 
-    /// A held line whose moment passed is output.
+    /// Something other than the shell's acceptance came after the held
+    /// line: it was output if another writer wrote what came, or if nothing
+    /// says who writes; if the shell wrote it (a completion list, a redraw,
+    /// its next line), the held line was the shell's own, as typed.
+    fn release_held_by_what_came(&mut self) {
+        if self.held.is_some() {
+            let output = self.hint.reader_wrote != Some(true) || self.not_echo();
+            self.release_held(output);
+        }
+    }
+
+    /// The held line's moment passed without the shell accepting it: output
+    /// unless its reader was known to have written it.
     fn tick(&mut self) {
-        if self.held.as_ref().is_some_and(|h| self.now >= h.until) {
-            self.release_held(true);
+        if let Some(h) = &self.held
+            && self.now >= h.until
+        {
+            let output = h.reader_wrote != Some(true);
+            self.release_held(output);
         }
     }
 
@@ -858,8 +898,11 @@ impl State {
         if self.in_title {
             return;
         }
-        // Text after a held line: the shell did not accept it.
-        self.release_held(true);
+        // Text after a held line that is not the shell's echo: the shell
+        // did not accept the line.
+        if self.held.is_some() && (self.hint.reader_wrote != Some(true) || self.not_echo()) {
+            self.release_held_by_what_came();
+        }
         if self.alt {
             self.saw_alt = true;
             return;
@@ -951,7 +994,11 @@ impl State {
                 }
                 Some(2004) if !self.osc133 => {
                     // The shell accepted the held line: it was typed.
-                    self.release_held(set);
+                    if set {
+                        self.release_held_by_what_came();
+                    } else {
+                        self.release_held(false);
+                    }
                     if set && self.input == InputState::Output {
                         self.prompts += 1;
                     }
@@ -1016,7 +1063,7 @@ impl vte::Perform for State {
                 self.set_row_col(row, 0);
             }
             b'\n' | 0x0b | 0x0c => {
-                self.release_held(true);
+                self.release_held_by_what_came();
                 let (_, col) = self.row_col();
                 if self.input != InputState::Output && self.line_ends_while_reading() {
                     self.cells.clear();
@@ -1115,7 +1162,12 @@ impl vte::Perform for State {
                 _ => self.break_line(col),
             },
             'H' | 'f' => self.break_line(param(params, 1, 1) - 1),
-            'A' | 'B' | 'e' | 'd' | 'L' | 'M' | 'S' | 'T' => self.break_line(col),
+            // The line editor moved back up (to the held line it edits).
+            'A' => {
+                self.release_held(false);
+                self.break_line(col)
+            }
+            'B' | 'e' | 'd' | 'L' | 'M' | 'S' | 'T' => self.break_line(col),
             'E' | 'F' | 'r' => self.break_line(0),
             'u' => self.break_line(0),
             _ => {}
@@ -1144,6 +1196,11 @@ impl vte::Perform for State {
             }
             b'E' => self.break_line(0),
             b'M' | b'8' => {
+                // Reverse index: the line editor went back up (zsh after a
+                // completion list).
+                if byte == b'M' {
+                    self.release_held(false);
+                }
                 let (_, col) = self.row_col();
                 self.break_line(if byte == b'8' { 0 } else { col });
             }
@@ -1165,7 +1222,11 @@ impl vte::Perform for State {
         }
         self.osc133 = true;
         let mark = params.get(1).and_then(|p| p.first());
-        self.release_held(mark != Some(&b'C'));
+        if mark == Some(&b'C') {
+            self.release_held(false);
+        } else {
+            self.release_held_by_what_came();
+        }
         match mark {
             Some(b'A') => {
                 if self.input == InputState::Output {
@@ -1475,6 +1536,7 @@ mod tests {
     fn hint(wrote: bool, woke: bool, kernel: Option<bool>) -> Hint {
         Hint {
             reader_wrote: Some(wrote),
+            reader_read: Some(woke),
             reader_woke: Some(woke),
             kernel_echo: kernel,
         }
@@ -1666,6 +1728,7 @@ mod hostile_input {
                 let pick = |r: usize| [None, Some(false), Some(true)][r % 3];
                 let hint = Hint {
                     reader_wrote: pick(rng.below(3)),
+                    reader_read: pick(rng.below(3)),
                     reader_woke: pick(rng.below(3)),
                     kernel_echo: pick(rng.below(3)),
                 };
