@@ -18,15 +18,38 @@ get_tmux_option() {
     fi
 }
 
+# An argument for a tmux command given as a list of arguments, in REPLY:
+# tmux takes one that ends in ";" for the end of the command, unless the
+# ";" follows a backslash (which it then drops).
+tw_targ() {
+    if [[ "$1" == *";" ]]; then
+        REPLY="${1%;}\\;"
+    else
+        REPLY=$1
+    fi
+}
+
 # A message on each attached client; every # doubled so no text is read as
 # a format. Never fails (the server may be gone, no client attached).
+# tmux 3.2's display-message takes no client (its -c wants no argument, and
+# reads the client name as the message): there it goes to the client tmux
+# picks, the one used last.
 tw_message() {
-    local text="tmux-wait: ${1//#/##}" client
+    local out version client
+    tw_targ "tmux-wait: ${1//#/##}"
+    out=$(tmux display-message -p '#{version}' \; \
+        list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null) || return 0
+    version=${out%%$'\n'*}
     while IFS= read -r client; do
-        if [ -n "$client" ]; then
-            tmux display-message -c "$client" "$text" 2>/dev/null || true
-        fi
-    done < <(tmux list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null || true)
+        [ -n "$client" ] || continue
+        case $version in
+            [0-2].* | 3.[0-2] | 3.[0-2][!0-9]*)
+                tmux display-message "$REPLY" 2>/dev/null || true
+                return 0
+                ;;
+        esac
+        tmux display-message -c "$client" "$REPLY" 2>/dev/null || true
+    done < <(tail -n +2 <<<"$out")
 }
 
 # The version the plugin's Cargo.toml declares.
