@@ -6,7 +6,9 @@
 # background if it is missing. Fast (three tmux commands), silent and
 # idempotent, on tmux 3.2a and newer.
 set -euo pipefail
-dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dir=${BASH_SOURCE[0]%/*}
+[ "$dir" != "${BASH_SOURCE[0]}" ] || dir=.
+dir=$(cd "$dir" && pwd)
 # shellcheck source=scripts/variables.sh
 . "$dir/scripts/variables.sh"
 # shellcheck source=scripts/helpers.sh
