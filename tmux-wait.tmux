@@ -37,10 +37,10 @@ aliases=("wait-text=$cmd_text" "wait-done=$cmd_done" "wait-quiet=$cmd_quiet" "wa
 # What the load reads from the server (one tmux command, see read_state).
 version="" keys=() existing_aliases="" status_left="" status_right=""
 
-# Read the server's version, the key options, the command aliases and,
-# where they hold the placeholder, status-left and status-right, in one
-# tmux command. Each value read with show-option sits between two marker
-# lines, so any text in it is kept as is.
+# Read the server's version, the key options, the command aliases,
+# status-left and status-right, in one tmux command. Each value read with
+# show-option sits between two marker lines, so its text is kept as is,
+# over several lines if it has them.
 read_state() {
     local -a cmd=(display-message -p "tmux-wait-version #{version}")
     local opt i out line section="" sl="" sr="" al=""
@@ -125,7 +125,7 @@ probe_keys() {
     local i out _ state name found
     for i in "${!key_options[@]}"; do
         names[i]="" states[i]=""
-        [ "${keys[i]}" = none ] || todo+=("$i")
+        [[ "${keys[i],,}" == none ]] || todo+=("$i")
     done
     for _ in 1 2 3 4 5; do
         [ "${#todo[@]}" -gt 0 ] || return 0

@@ -619,8 +619,9 @@ fn loading_is_silent_with_almost_no_bindings() {
         s.tmux(&["unbind-key", "-a", "-T", table]);
     }
     s.tmux(&["bind-key", "-T", "prefix", "x", "display-message mine"]);
-    for opt in ["text", "done", "quiet"] {
-        s.tmux(&["set-option", "-g", &format!("@tmux-wait-key-{opt}"), "none"]);
+    // (tmux reads "none" in any case.)
+    for (opt, none) in [("text", "none"), ("done", "NONE"), ("quiet", "None")] {
+        s.tmux(&["set-option", "-g", &format!("@tmux-wait-key-{opt}"), none]);
     }
     let before = logged_messages(&s);
     let entry = root().join("tmux-wait.tmux");
