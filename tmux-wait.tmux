@@ -18,21 +18,32 @@ script="$dir/scripts/tmux-wait.sh"
 # For tmux's parser: the script path in single quotes (a quote in it as '\'').
 q_script="'${script//\'/\'\\\'\'}'"
 
-# The commands, as tmux command strings. The typed pattern reaches the helper
-# as the value of a pane option (%%% escapes it for tmux's parser); it never
-# passes through a shell.
-cmd_text="command-prompt -p 'wait for text#{$prompt_note_option}:' \"set-option -p $pattern_option \\\"%%%\\\" ; run-shell -b \\\"$q_script text '#{pane_id}'\\\"\""
-cmd_done="run-shell -b \"$q_script done '#{pane_id}'\""
-cmd_quiet="run-shell -b \"$q_script quiet '#{pane_id}'\""
-cmd_list="run-shell -b \"$q_script menu '#{client_name}'\""
+# The commands, as tmux command strings, and the command aliases
+# (name=command). The typed pattern reaches the helper as the value of a
+# pane option (%%% escapes it for tmux's parser); it never passes through a
+# shell.
+#
+# tmux 3.3 and 3.3a fill the template twice, with the typed text as %1 and
+# again as %2, the second pass over the first's result: a %% or %2 in the
+# text was replaced by the text again (and a quote in it could end the
+# string). There the text goes in as %2% alone, which the first pass leaves
+# as it is, so the text is placed once.
+make_commands() {
+    local slot='%%%'
+    case $1 in
+        3.3 | 3.3[!0-9]*) slot='%2%' ;;
+    esac
+    cmd_text="command-prompt -p 'wait for text#{$prompt_note_option}:' \"set-option -p $pattern_option \\\"$slot\\\" ; run-shell -b \\\"$q_script text '#{pane_id}'\\\"\""
+    cmd_done="run-shell -b \"$q_script done '#{pane_id}'\""
+    cmd_quiet="run-shell -b \"$q_script quiet '#{pane_id}'\""
+    cmd_list="run-shell -b \"$q_script menu '#{client_name}'\""
+    key_commands=("$cmd_text" "$cmd_done" "$cmd_quiet" "$cmd_list")
+    aliases=("wait-text=$cmd_text" "wait-done=$cmd_done" "wait-quiet=$cmd_quiet" "wait-list=$cmd_list")
+}
 
-# The key bindings: option, default key, command (by index).
+# The key bindings: option and default key (by index, as key_commands).
 key_options=("$key_text_option" "$key_done_option" "$key_quiet_option" "$key_list_option")
 key_defaults=("$key_text_default" "$key_done_default" "$key_quiet_default" "$key_list_default")
-key_commands=("$cmd_text" "$cmd_done" "$cmd_quiet" "$cmd_list")
-
-# The command aliases, name=command.
-aliases=("wait-text=$cmd_text" "wait-done=$cmd_done" "wait-quiet=$cmd_quiet" "wait-list=$cmd_list")
 
 # What the load reads from the server (one tmux command, see read_state).
 version="" keys=() existing_aliases="" status_left="" status_right=""
@@ -84,6 +95,28 @@ read_state() {
     existing_aliases=$al
     status_left=${sl%$'\n'}
     status_right=${sr%$'\n'}
+    if [ "$version" = 3.4 ]; then
+        for i in "${!keys[@]}"; do
+            [[ "${keys[i]}" != *'\$'* ]] || keys[i]=$(unescape_dollar "${keys[i]}")
+        done
+        [[ "$status_left" != *'\$'* ]] || status_left=$(unescape_dollar "$status_left")
+        [[ "$status_right" != *'\$'* ]] || status_right=$(unescape_dollar "$status_right")
+    fi
+}
+
+# tmux 3.4 prints a $ followed by a letter, _ or { with a backslash before
+# it (in display-message -p, show-options -v, ...; not in what it stores):
+# read as printed, status-right '#(echo $USER)' would be set back as
+# '#(echo \$USER)'. Other backslashes are printed as they are, so removing
+# the one before each such $ gives the value back.
+unescape_dollar() {
+    local s=$1 out=""
+    while [[ "$s" =~ ^(.*)\\\$([A-Za-z_{].*)$ ]]; do
+        # (The last one first: the regex is greedy.)
+        out="\$${BASH_REMATCH[2]}$out"
+        s=${BASH_REMATCH[1]}
+    done
+    printf '%s' "$s$out"
 }
 
 # tmux 3.2a is the oldest the plugin supports (and is tested on): older
@@ -200,6 +233,7 @@ main() {
         echo "tmux-wait: $unsupported" >&2
         return 0
     fi
+    make_commands "$version"
     for i in "${!key_options[@]}"; do
         [ -n "${keys[i]}" ] || keys[i]=${key_defaults[i]}
     done

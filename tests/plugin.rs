@@ -186,6 +186,14 @@ fn quiet_watch_and_channel() {
 fn loading_twice_leaves_one_binding_and_one_segment() {
     let s = TestServer::new();
     s.tmux(&["set-option", "-g", "status-left", "L #{tmux_wait_status} R"]);
+    // (tmux 3.4 prints a $ before a word with a backslash: read back as
+    // printed, this would be set again with one more.)
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "status-right",
+        "#(echo $USER) \\$1 \\$X #{tmux_wait_status};",
+    ]);
     s.tmux(&["bind-key", "-T", "prefix", "Q", "display-message mine"]);
     load_plugin(&s);
     load_plugin(&s);
@@ -196,6 +204,17 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
     assert_eq!(
         s.tmux(&["show-option", "-gv", "status-left"]).trim(),
         "L #{@tmux_wait_status} R"
+    );
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@check",
+        "#(echo $USER) \\$1 \\$X #{@tmux_wait_status};",
+    ]);
+    assert_eq!(
+        s.tmux(&["show-option", "-gv", "status-right"]),
+        s.tmux(&["show-option", "-gv", "@check"]),
+        "status-right"
     );
     let aliases = s.tmux(&["show-options", "-g", "command-alias"]);
     assert_eq!(aliases.matches("wait-text=").count(), 1, "{aliases}");
@@ -680,4 +699,37 @@ fn older_tmux_is_refused_in_one_line() {
     assert!(!keys.contains("tmux-wait"), "{keys}");
     let aliases = s.tmux(&["show-options", "-g", "command-alias"]);
     assert!(!aliases.contains("wait-"), "{aliases}");
+}
+
+/// What is typed at the W prompt is the watch's pattern exactly, on every
+/// version: quotes, backslashes, $, ;, ~, # and % stay text (tmux 3.3
+/// fills the prompt's template twice, and replaced a %% or %2 in the text
+/// by the text again).
+#[test]
+fn typed_text_is_watched_for_as_typed() {
+    type_and_check(r##"a"b'c\d$;e~f #{pane_id} %% %1 %2 %%% \"#;"##);
+}
+
+/// A $ before a word, typed at the W prompt, is text too. (tmux 3.4
+/// prints such a $ with a backslash before it in show-options and
+/// display-message, and the helper reads the typed text through them.)
+#[test]
+fn typed_dollar_word_is_watched_for_as_typed() {
+    type_and_check("echo $HOME ${X} \\$Y");
+}
+
+fn type_and_check(typed: &str) {
+    let s = TestServer::new();
+    let entry = root().join("tmux-wait.tmux");
+    let mut client = PtyClient::attach(&s);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    client.press_until_drawn(&s, b"\x02W", "wait for text:");
+    client.keys(typed.as_bytes());
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the watch to start", || watches(&s).len() == 1);
+    assert_eq!(watches(&s)[0]["label"], typed);
+    let mut c = s.tw();
+    c.args(["cancel", "--all"]);
+    assert_eq!(run_bounded(c).code, Some(0));
+    s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
 }
