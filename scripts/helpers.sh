@@ -3,9 +3,10 @@
 # tmux-wait helper, messages. Sourced after variables.sh.
 # shellcheck disable=SC2154 # the *_option names come from variables.sh
 
-tw_plugin_dir() {
-    cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd
-}
+# The plugin's directory (this file is in its scripts/), found once.
+tw_root=${BASH_SOURCE[0]%/*}
+[ "$tw_root" != "${BASH_SOURCE[0]}" ] || tw_root=.
+tw_root=$(cd "$tw_root/.." && pwd)
 
 # get_tmux_option NAME DEFAULT
 get_tmux_option() {
@@ -18,24 +19,58 @@ get_tmux_option() {
     fi
 }
 
+# An argument for a tmux command given as a list of arguments, in REPLY:
+# tmux takes one that ends in ";" for the end of the command, unless the
+# ";" follows a backslash (which it then drops).
+tw_targ() {
+    if [[ "$1" == *";" ]]; then
+        REPLY="${1%;}\\;"
+    else
+        REPLY=$1
+    fi
+}
+
 # A message on each attached client; every # doubled so no text is read as
 # a format. Never fails (the server may be gone, no client attached).
+# tmux 3.2's display-message takes no client (its -c wants no argument, and
+# reads the client name as the message): there it goes to the client tmux
+# picks, the one used last.
 tw_message() {
-    local text="tmux-wait: ${1//#/##}" client
+    local out version client
+    tw_targ "tmux-wait: ${1//#/##}"
+    out=$(tmux display-message -p '#{version}' \; \
+        list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null) || return 0
+    version=${out%%$'\n'*}
     while IFS= read -r client; do
-        if [ -n "$client" ]; then
-            tmux display-message -c "$client" "$text" 2>/dev/null || true
-        fi
-    done < <(tmux list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null || true)
+        [ -n "$client" ] || continue
+        case $version in
+            [0-2].* | 3.[0-2] | 3.[0-2][!0-9]*)
+                tmux display-message "$REPLY" 2>/dev/null || true
+                return 0
+                ;;
+        esac
+        tmux display-message -c "$client" "$REPLY" 2>/dev/null || true
+    done < <(tail -n +2 <<<"$out")
 }
 
 # The version the plugin's Cargo.toml declares.
 tw_expected_version() {
-    sed -n 's/^version = "\(.*\)"$/\1/p' "$(tw_plugin_dir)/Cargo.toml" | head -n 1
+    local line
+    while IFS= read -r line; do
+        if [[ "$line" =~ ^version\ =\ \"(.*)\"$ ]]; then
+            printf '%s\n' "${BASH_REMATCH[1]}"
+            return 0
+        fi
+    done <"$tw_root/Cargo.toml"
 }
 
 tw_version_of() {
-    "$1" --version 2>/dev/null | sed -n 's/^tmux-wait //p'
+    local out
+    out=$("$1" --version 2>/dev/null) || return 0
+    out=${out%%$'\n'*}
+    if [[ "$out" == "tmux-wait "* ]]; then
+        printf '%s\n' "${out#tmux-wait }"
+    fi
 }
 
 # Print the helper to use: on PATH, else the plugin's own build, if its
@@ -44,7 +79,7 @@ tw_helper() {
     local want candidate
     want=$(tw_expected_version)
     for candidate in "$(command -v tmux-wait 2>/dev/null || true)" \
-        "$(tw_plugin_dir)/target/release/tmux-wait"; do
+        "$tw_root/target/release/tmux-wait"; do
         if [ -n "$candidate" ] && [ -x "$candidate" ] &&
             [ "$(tw_version_of "$candidate")" = "$want" ]; then
             printf '%s\n' "$candidate"
@@ -73,7 +108,7 @@ tw_find_cargo() {
 # (a directory of the user's, never a shared /tmp name).
 tw_build_dir() {
     local dir
-    dir="$(tw_plugin_dir)/target/tmux-wait-build"
+    dir="$tw_root/target/tmux-wait-build"
     mkdir -p "$dir" 2>/dev/null || return 1
     if [ -L "$dir" ] || [ ! -O "$dir" ]; then
         return 1
@@ -121,7 +156,7 @@ tw_build() {
         return 1
     fi
     dir=$(tw_build_dir) || {
-        tw_message "cannot build: cannot write $(tw_plugin_dir)/target"
+        tw_message "cannot build: cannot write $tw_root/target"
         return 1
     }
     tw_building >/dev/null || true # removes a stale lock
@@ -137,7 +172,7 @@ tw_build() {
     # shellcheck disable=SC2119 # no tmux command to add
     tw_show_building
     tw_message "building the helper (cargo build --release; about two minutes the first time)"
-    if (cd "$(tw_plugin_dir)" && "$cargo" build --release --locked) >"$log" 2>&1 &&
+    if (cd "$tw_root" && "$cargo" build --release --locked) >"$log" 2>&1 &&
         helper=$(tw_helper); then
         tmux set-option -gqu "$prompt_note_option" \; \
             set-option -gq "$status_option" "" 2>/dev/null || true

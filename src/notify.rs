@@ -191,8 +191,18 @@ pub fn announce(socket: &Socket, opts: &Options, done: &Done) {
     if opts.message {
         let safe = format_safe(&text, 400);
         let ms = opts.message_ms.to_string();
-        if let Ok(clients) = socket.run(["list-clients", "-F", "#{client_name}"]) {
-            for c in clients.iter().filter(|c| !c.is_empty()) {
+        // tmux 3.2's display-message takes no client (its -c wants no
+        // argument, and the client name is read as the message): there the
+        // message goes once to the client tmux picks, the one used last.
+        if let Ok(clients) = socket.run(["list-clients", "-F", "#{version}\t#{client_name}"]) {
+            for (version, c) in clients.iter().filter_map(|l| l.split_once('\t')) {
+                if c.is_empty() {
+                    continue;
+                }
+                if crate::tmux::Version::parse(version) < crate::tmux::Version(3, 3) {
+                    let _ = socket.run(["display-message", "-d", &ms, &safe]);
+                    break;
+                }
                 let _ = socket.run(["display-message", "-c", c, "-d", &ms, &safe]);
             }
         }

@@ -186,6 +186,14 @@ fn quiet_watch_and_channel() {
 fn loading_twice_leaves_one_binding_and_one_segment() {
     let s = TestServer::new();
     s.tmux(&["set-option", "-g", "status-left", "L #{tmux_wait_status} R"]);
+    // (tmux 3.4 prints a $ before a word with a backslash: read back as
+    // printed, this would be set again with one more.)
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "status-right",
+        "#(echo $USER) \\$1 \\$X #{tmux_wait_status};",
+    ]);
     s.tmux(&["bind-key", "-T", "prefix", "Q", "display-message mine"]);
     load_plugin(&s);
     load_plugin(&s);
@@ -197,6 +205,17 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
         s.tmux(&["show-option", "-gv", "status-left"]).trim(),
         "L #{@tmux_wait_status} R"
     );
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@check",
+        "#(echo $USER) \\$1 \\$X #{@tmux_wait_status};",
+    ]);
+    assert_eq!(
+        s.tmux(&["show-option", "-gv", "status-right"]),
+        s.tmux(&["show-option", "-gv", "@check"]),
+        "status-right"
+    );
     let aliases = s.tmux(&["show-options", "-g", "command-alias"]);
     assert_eq!(aliases.matches("wait-text=").count(), 1, "{aliases}");
     // "none" disables a binding.
@@ -205,12 +224,7 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
     load_plugin(&s2);
     let keys = s2.tmux(&["list-keys", "-T", "prefix"]);
     assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
-    assert!(
-        !keys
-            .lines()
-            .any(|l| l.split_whitespace().nth(3) == Some("W")),
-        "{keys}"
-    );
+    assert!(binding(&s2, "W").is_empty(), "{keys}");
 }
 
 #[test]
@@ -242,19 +256,39 @@ fn watches_end_cleanly_when_their_pane_or_server_goes() {
 }
 
 /// Run the plugin's entry point as TPM does: a process with `TMUX` naming
-/// the server (not through run-shell), `PATH` as given.
+/// the server (not through run-shell), `PATH` as given. It says nothing.
 fn load_as_tpm(s: &TestServer, entry: &std::path::Path, path: &std::ffi::OsStr) {
+    let f = run_entry(s, entry, path);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert!(f.stdout.is_empty() && f.stderr.is_empty(), "{f:?}");
+}
+
+fn run_entry(s: &TestServer, entry: &std::path::Path, path: &std::ffi::OsStr) -> Finished {
     let pid = s.tmux(&["display-message", "-p", "#{pid}"]);
-    let f = run_bounded({
+    run_bounded({
         let mut c = std::process::Command::new(entry);
         c.env("TMUX", format!("{},{},0", s.socket.display(), pid.trim()))
             .env_remove("TMUX_PANE")
             .env("PATH", path)
             .stdin(std::process::Stdio::null());
         c
-    });
-    assert_eq!(f.code, Some(0), "{f:?}");
-    assert!(f.stdout.is_empty() && f.stderr.is_empty(), "{f:?}");
+    })
+}
+
+/// The prefix table's binding of `key` (as list-keys names it), or "".
+/// Read from the whole table: tmux 3.7 shows `list-keys -T prefix KEY`,
+/// a one-line listing, as a message instead of printing it.
+fn binding(s: &TestServer, key: &str) -> String {
+    s.tmux(&["list-keys", "-T", "prefix"])
+        .lines()
+        .find(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.iter()
+                .position(|w| *w == "-T")
+                .is_some_and(|i| f.get(i + 2) == Some(&key))
+        })
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// What the server's message log holds besides the commands it ran.
@@ -292,8 +326,8 @@ fn loading_is_silent() {
     s.tmux(&["bind-key", "-T", "prefix", "M-x", "display-message mine2"]);
     s.tmux(&["set-option", "-g", "@tmux-wait-key-list", "m-x"]);
     load_as_tpm(&s, &entry, &path_with_helper());
-    let keys = s.tmux(&["list-keys", "-T", "prefix", "M-x"]);
-    assert!(keys.contains("display-message mine2"), "{keys}");
+    let m_x = binding(&s, "M-x");
+    assert!(m_x.contains("display-message mine2"), "{m_x}");
     assert_eq!(logged_messages(&s), before, "a load left messages");
     // A build's notice left by an earlier load goes once the helper is here.
     s.tmux(&[
@@ -529,4 +563,173 @@ fn empty_text_at_the_prompt_says_so() {
         "{shown:?}"
     );
     assert!(watches(&s).is_empty());
+}
+
+/// Keys as people spell them: tmux's own name for each is what counts,
+/// whatever the version calls it (`^a` is `C-a`; `c-m-y` is `M-C-y` on
+/// some versions and `C-M-y` on others), keys list-keys shows escaped
+/// (`\\`, `\"`) are recognised, a key ending in `;` is a key, two options
+/// on one key bind it once (and say so), and reloading binds nothing twice.
+#[test]
+fn keys_are_named_as_tmux_names_them() {
+    let s = TestServer::new();
+    let _client = PtyClient::attach(&s);
+    let entry = root().join("tmux-wait.tmux");
+    let set = |opt: &str, key: &str| s.tmux(&["set-option", "-g", opt, key]);
+    set("@tmux-wait-key-text", "c-m-y");
+    set("@tmux-wait-key-done", "^a");
+    set("@tmux-wait-key-quiet", "\\");
+    // tmux binds " (split-window) itself: kept.
+    set("@tmux-wait-key-list", "\"");
+    let split = binding(&s, "\\\"");
+    assert!(split.contains("split-window"), "{split}");
+    let before = logged_messages(&s);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert_eq!(logged_messages(&s), before, "a load left messages");
+    assert_eq!(binding(&s, "\\\""), split);
+    assert!(binding(&s, "C-a").contains("tmux-wait.sh' done"));
+    assert!(binding(&s, "\\\\").contains("tmux-wait.sh' quiet"));
+    let c_m_y = format!("{}{}", binding(&s, "C-M-y"), binding(&s, "M-C-y"));
+    assert!(c_m_y.contains("tmux-wait.sh' text"), "{c_m_y}");
+    let keys = s.tmux(&["list-keys", "-T", "prefix"]);
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    // A key that ends in ";" (tmux takes such an argument for the end of
+    // a command unless escaped): bound when free, as itself.
+    s.tmux(&["unbind-key", "-T", "prefix", "\\;"]);
+    set("@tmux-wait-key-list", "\\;");
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert!(
+        binding(&s, "\\;").contains("tmux-wait.sh' menu"),
+        "{}",
+        binding(&s, "\\;")
+    );
+    // Two options on one key: the first keeps it, the second says so.
+    set("@tmux-wait-key-text", "C-a");
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert!(binding(&s, "C-a").contains("tmux-wait.sh' text"));
+    let after = logged_messages(&s);
+    assert!(
+        after.iter().any(|m| m.contains(
+            "@tmux-wait-key-done: '^a' is the key of @tmux-wait-key-text already; nothing bound"
+        )),
+        "{after:?}"
+    );
+    assert!(!s.tmux(&["list-keys"]).contains("tmux-wait-probe"));
+}
+
+/// With a single binding left in the whole server (tmux 3.7 shows a
+/// one-line list-keys as a message), the load is still silent, and binds.
+#[test]
+fn loading_is_silent_with_almost_no_bindings() {
+    let s = TestServer::new();
+    let _client = PtyClient::attach(&s);
+    // Every table, whichever this version has.
+    let tables: std::collections::BTreeSet<String> = s
+        .tmux(&["list-keys"])
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let i = f.iter().position(|w| *w == "-T")?;
+            f.get(i + 1).map(|t| (*t).to_owned())
+        })
+        .collect();
+    for table in &tables {
+        s.tmux(&["unbind-key", "-a", "-T", table]);
+    }
+    s.tmux(&["bind-key", "-T", "prefix", "x", "display-message mine"]);
+    // (tmux reads "none" in any case.)
+    for (opt, none) in [("text", "none"), ("done", "NONE"), ("quiet", "None")] {
+        s.tmux(&["set-option", "-g", &format!("@tmux-wait-key-{opt}"), none]);
+    }
+    let before = logged_messages(&s);
+    let entry = root().join("tmux-wait.tmux");
+    load_as_tpm(&s, &entry, &path_with_helper());
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert_eq!(logged_messages(&s), before, "a load left messages");
+    assert!(binding(&s, "M-w").contains("tmux-wait.sh' menu"));
+    assert!(binding(&s, "x").contains("display-message mine"));
+    let all = s.tmux(&["list-keys"]);
+    assert_eq!(all.lines().count(), 2, "{all}");
+}
+
+/// On a tmux older than 3.2 the plugin says so in one line, on the client
+/// and to whoever runs it, and binds nothing. (No such tmux is here: a
+/// `tmux` first on PATH runs the real one and reports its version as 3.1c.)
+#[test]
+fn older_tmux_is_refused_in_one_line() {
+    let s = TestServer::new();
+    let _client = PtyClient::attach(&s);
+    let real = s.tmux(&["display-message", "-p", "#{version}"]);
+    let real = real.trim();
+    let bin = s.dir().join("oldtmux");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tmux = common::tmux_dir().join("tmux");
+    std::fs::write(
+        bin.join("tmux"),
+        format!(
+            "#!/bin/sh\n# The real tmux, its version reported as 3.1c.\n\
+             out=$('{tmux}' \"$@\") || exit\n\
+             [ -z \"$out\" ] || printf '%s\\n' \"$out\" | sed 's/\\(^\\| \\){real}$/\\13.1c/'\n",
+            tmux = tmux.display(),
+            real = real.replace('.', "\\.")
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut path = std::ffi::OsString::from(&bin);
+    path.push(":");
+    path.push(path_with_helper());
+    let before = logged_messages(&s);
+    let f = run_entry(&s, &root().join("tmux-wait.tmux"), &path);
+    let line = "tmux 3.1c is older than 3.2 and not supported (3.2a is the oldest supported); nothing bound";
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(f.stderr, format!("tmux-wait: {line}\n"), "{f:?}");
+    let new: Vec<String> = logged_messages(&s)
+        .into_iter()
+        .filter(|m| !before.contains(m))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(
+        new[0].ends_with(&format!("message: tmux-wait: {line}")),
+        "{new:?}"
+    );
+    let keys = s.tmux(&["list-keys", "-T", "prefix"]);
+    assert!(!keys.contains("tmux-wait"), "{keys}");
+    let aliases = s.tmux(&["show-options", "-g", "command-alias"]);
+    assert!(!aliases.contains("wait-"), "{aliases}");
+}
+
+/// What is typed at the W prompt is the watch's pattern exactly, on every
+/// version: quotes, backslashes, $, ;, ~, # and % stay text (tmux 3.3
+/// fills the prompt's template twice, and replaced a %% or %2 in the text
+/// by the text again).
+#[test]
+fn typed_text_is_watched_for_as_typed() {
+    type_and_check(r##"a"b'c\d$;e~f #{pane_id} %% %1 %2 %%% \"#;"##);
+}
+
+/// A $ before a word, typed at the W prompt, is text too. (tmux 3.4
+/// prints such a $ with a backslash before it in show-options and
+/// display-message, and the helper reads the typed text through them.)
+#[test]
+fn typed_dollar_word_is_watched_for_as_typed() {
+    type_and_check("echo $HOME ${X} \\$Y");
+}
+
+fn type_and_check(typed: &str) {
+    let s = TestServer::new();
+    let entry = root().join("tmux-wait.tmux");
+    let mut client = PtyClient::attach(&s);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    client.press_until_drawn(&s, b"\x02W", "wait for text:");
+    client.keys(typed.as_bytes());
+    client.keys(b"\r");
+    s.wait_until(&s.pane, "the watch to start", || watches(&s).len() == 1);
+    assert_eq!(watches(&s)[0]["label"], typed);
+    let mut c = s.tw();
+    c.args(["cancel", "--all"]);
+    assert_eq!(run_bounded(c).code, Some(0));
+    s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
 }
