@@ -144,7 +144,9 @@ impl Socket {
     {
         use std::io::Write;
         let mut cmd = self.command();
-        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(args.into_iter().map(|a| literal_arg(a.as_ref())))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         if input.is_some() {
             cmd.stdin(Stdio::piped());
         }
@@ -157,7 +159,13 @@ impl Socket {
             .map_err(|e| Error::io("cannot run tmux", e))?;
         if out.status.success() {
             let s = String::from_utf8_lossy(&out.stdout);
-            Ok(s.lines().map(str::to_owned).collect())
+            let mut lines: Vec<String> = s.lines().map(str::to_owned).collect();
+            if lines.iter().any(|l| has_dollar_escape(l)) && self.version() == Some(Version(3, 4)) {
+                for l in &mut lines {
+                    *l = undo_dollar_escapes(l);
+                }
+            }
+            Ok(lines)
         } else {
             Err(classify_failure(&String::from_utf8_lossy(&out.stderr)))
         }
@@ -288,6 +296,88 @@ pub fn classify_failure(stderr: &str) -> Error {
         Kind::Tmux
     };
     Error::new(kind, format!("tmux: {msg}"))
+}
+
+/// An argument as tmux must receive it to read it as itself: tmux takes an
+/// argument ending in `;` for the end of a command, unless the `;` is
+/// escaped (`\;`). A lone `;` is left alone: it is how tmux-wait itself
+/// separates the commands of a list.
+fn literal_arg(a: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let b = a.as_bytes();
+    if b.len() > 1 && b.ends_with(b";") {
+        let mut v = b[..b.len() - 1].to_vec();
+        v.extend_from_slice(b"\\;");
+        return std::ffi::OsString::from_vec(v);
+    }
+    a.to_owned()
+}
+
+/// tmux 3.4 prints `\$NAME` for `$NAME` in what commands print
+/// (display-message -p, show-options: utf8_stravisx in utf8.c); 3.5 fixed
+/// it. A `$` followed by a letter, `_` or `{` got one backslash before it.
+fn has_dollar_escape(l: &str) -> bool {
+    l.as_bytes().windows(3).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'$'
+            && (w[2].is_ascii_alphabetic() || w[2] == b'_' || w[2] == b'{')
+    })
+}
+
+/// Remove the backslash tmux 3.4 put before each such `$` (exact: every
+/// other backslash is printed as it is).
+fn undo_dollar_escapes(l: &str) -> String {
+    let b = l.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && b.get(i + 1) == Some(&b'$')
+            && b.get(i + 2)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'{')
+        {
+            i += 1;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Servers' versions, as learnt by `resolve_pane` or asked once.
+static VERSIONS: std::sync::Mutex<Vec<(PathBuf, Version)>> = std::sync::Mutex::new(Vec::new());
+
+impl Socket {
+    /// Remember the server's version (it was read anyway).
+    pub fn remember_version(&self, v: Version) {
+        if let Ok(mut vs) = VERSIONS.lock()
+            && !vs.iter().any(|(p, _)| *p == self.path())
+        {
+            vs.push((self.path(), v));
+        }
+    }
+
+    /// The server's version: remembered, or asked once.
+    pub fn version(&self) -> Option<Version> {
+        if let Ok(vs) = VERSIONS.lock()
+            && let Some((_, v)) = vs.iter().find(|(p, _)| *p == self.path())
+        {
+            return Some(*v);
+        }
+        let out = self
+            .command()
+            .args(["display-message", "-p", "#{version}"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let v = Version::parse(String::from_utf8_lossy(&out.stdout).trim());
+        out.status.success().then(|| {
+            self.remember_version(v);
+            v
+        })
+    }
 }
 
 /// Split the output of a command list whose replies are each led by a
@@ -488,15 +578,16 @@ pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
         ),
         _ => e,
     })?;
-    lines
-        .last()
-        .and_then(|l| PaneInfo::parse(l))
-        .ok_or_else(|| {
-            Error::new(
-                Kind::NoPane,
-                "tmux named no pane (is there a session on this server?)",
-            )
-        })
+    let info = lines.last().and_then(|l| PaneInfo::parse(l));
+    if let Some(p) = &info {
+        socket.remember_version(p.version);
+    }
+    info.ok_or_else(|| {
+        Error::new(
+            Kind::NoPane,
+            "tmux named no pane (is there a session on this server?)",
+        )
+    })
 }
 
 #[cfg(test)]
@@ -521,6 +612,26 @@ mod tests {
         assert_eq!(p.session_id, "$1");
         assert!(!p.pane_dead);
         assert_eq!(PaneInfo::parse("garbage"), None);
+    }
+
+    #[test]
+    fn arguments_ending_in_a_semicolon_stay_whole() {
+        let lit = |s: &str| literal_arg(s.as_ref()).into_string().unwrap();
+        assert_eq!(lit(";"), ";");
+        assert_eq!(lit("label;"), "label\\;");
+        assert_eq!(lit("a\\;"), "a\\\\;");
+        assert_eq!(lit("plain"), "plain");
+    }
+
+    #[test]
+    fn tmux_3_4_dollar_escapes_are_undone() {
+        assert!(has_dollar_escape("echo \\$HOME"));
+        assert!(!has_dollar_escape("cost \\$5 $HOME"));
+        assert_eq!(
+            undo_dollar_escapes("echo \\$HOME \\${X} \\\\$Y"),
+            "echo $HOME ${X} \\$Y"
+        );
+        assert_eq!(undo_dollar_escapes("a\\b \\$1"), "a\\b \\$1");
     }
 
     #[test]

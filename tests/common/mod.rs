@@ -216,11 +216,18 @@ impl TestServer {
         self.tmux(&["send-keys", "-t", pane, "Enter"]);
     }
 
+    /// The pane's text, wrapped rows joined, each line without trailing
+    /// blanks (tmux 3.2's `capture-pane -J` keeps them).
     pub fn capture(&self, pane: &str) -> String {
         self.tmux_cmd()
             .args(["capture-pane", "-p", "-J", "-t", pane])
             .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(|l| format!("{}\n", l.trim_end()))
+                    .collect()
+            })
             .unwrap_or_else(|e| format!("<capture failed: {e}>"))
     }
 
