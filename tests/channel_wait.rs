@@ -14,7 +14,7 @@ fn channel(s: &TestServer, name: &str, extra: &[&str]) -> std::process::Child {
 }
 
 fn wait_armed(s: &TestServer, name: &str) {
-    let needle = format!("wait-for {name}");
+    let needle = format!("wait-for -- {name}");
     s.wait_until(&s.pane, "the wait-for client", || {
         s.processes_using_socket()
             .iter()
@@ -40,6 +40,29 @@ fn signalled_while_waiting() {
     assert_eq!(v.as_object().unwrap().len(), 7);
     // A tmux-wait signal says when it was sent, even without a result.
     assert!(v["status"].is_null() && v["message"].is_null() && v["sent"].is_f64());
+}
+
+/// A channel whose name starts with `-` (valid for tmux-wait and for
+/// libtmux-mcp) is a name, not a flag of `tmux wait-for`.
+#[test]
+fn a_channel_name_starting_with_a_dash() {
+    let s = TestServer::new();
+    let name = unique("-dash");
+    // On tmux-wait's command line, `--` ends the options.
+    let child = {
+        let mut c = s.tw();
+        c.args(["channel", "--json", "--", &name])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    wait_armed(&s, &name);
+    let mut sig = s.tw();
+    sig.args(["signal", "--status", "0", "--", &name]);
+    assert_eq!(run_bounded(sig).code, Some(0));
+    let f = finished(child.wait_with_output().unwrap());
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    assert_eq!(f.json()["channel"], name.as_str());
 }
 
 #[test]

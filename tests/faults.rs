@@ -70,7 +70,7 @@ fn the_server_going_away_ends_every_kind_of_wait() {
         // attaches a client.
         s.wait_until(&s.pane, "the channel and watch to be armed", || {
             let procs = s.processes_using_socket();
-            procs.iter().any(|p| p.contains("wait-for ch-")) && s.hub_waiters() == 4
+            procs.iter().any(|p| p.contains("wait-for -- ch-")) && s.hub_waiters() == 4
         });
         assert_eq!(s.tmux(&["list-clients"]).trim(), "");
         let pid = s
@@ -244,15 +244,21 @@ fn interrupting_run_and_output_cleans_up() {
             &s.pane,
             "--json",
             "--",
-            &format!("tmux wait-for {go}"),
+            &format!("tmux wait-for {go}; echo after; (exit 6)"),
         ],
     );
     s.wait_for_command(&s.pane, "tmux");
     kill_pid(&run.id().to_string(), "-INT");
     let f = done(run);
     assert_eq!(f.code, Some(130), "{}", f.stderr);
+    // The command went on; its end is not lost: `output` reports it.
     s.tmux(&["wait-for", "-S", &go]);
     s.wait_for_prompt(&s.pane);
+    let mut c = s.tw();
+    c.args(["output", "-t", &s.pane, "--json", "--timeout", "10"]);
+    let v = run_bounded(c).json();
+    assert_eq!(v["exit_status"], 6, "{v}");
+    assert_eq!(v["lines"][0], "after", "{v}");
     s.wait_no_helpers();
     assert!(!s.pane_piped(&s.pane), "the pipe outlived its waits");
 }
@@ -490,7 +496,7 @@ fn a_helper_killed_outright_leaves_no_client() {
     s.wait_until(&s.pane, "both waits", || {
         s.processes_using_socket()
             .iter()
-            .any(|p| p.contains("wait-for ch-"))
+            .any(|p| p.contains("wait-for -- ch-"))
             && s.pane_piped(&s.pane)
     });
     kill_pid(&text.pid().to_string(), "-KILL");

@@ -74,7 +74,7 @@ impl PollSource {
         me.known = rows.into_iter().map(Some).collect();
         me.entry_lines = trim_rows(me.capture(0, s.height - 1, true)?);
         if let Some(ch) = &setup.ready {
-            socket.run(["wait-for", "-S", ch])?;
+            socket.run(["wait-for", "-S", "--", ch])?;
         }
         Ok(me)
     }

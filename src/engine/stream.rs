@@ -226,7 +226,7 @@ impl StreamSource {
         // line editor reads is asked after the entry, so before this).
         if let Some(ch) = &setup.ready {
             socket
-                .run(["wait-for", "-S", ch])
+                .run(["wait-for", "-S", "--", ch])
                 .map_err(|e| me.classify(e))?;
         }
         let watched = {

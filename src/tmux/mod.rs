@@ -86,6 +86,9 @@ impl Socket {
     /// so that tmux resolves targets only from what we pass explicitly.
     pub fn command(&self) -> Command {
         let mut c = Command::new(tmux_binary());
+        // UTF-8 whatever the locale: without it (cron, a bare environment)
+        // tmux prints every tab and non-ASCII character as `_`.
+        c.arg("-u");
         c.args(self.args());
         c.env_remove("TMUX").env_remove("TMUX_PANE");
         c.stdin(Stdio::null());

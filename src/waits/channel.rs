@@ -108,6 +108,7 @@ impl ChannelWaiter {
                 ARMED,
                 ";",
                 "wait-for",
+                "--",
                 name,
                 ";",
                 "display-message",
@@ -323,7 +324,7 @@ fn undo_ghost(socket: &Socket, name: &str) {
     if other_waiters(name) != Some(false) {
         return;
     }
-    let _ = socket.run(["wait-for", "-S", name]);
+    let _ = socket.run(["wait-for", "-S", "--", name]);
 }
 
 /// Whether another process is waiting on a channel called `name` (any
@@ -409,6 +410,7 @@ pub fn signal(
             ";",
             "wait-for",
             "-S",
+            "--",
             name,
         ])
         .map(|_| ())

@@ -645,6 +645,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let mut prompt = None;
     let mut died = None;
     let mut timed_out = false;
+    let mut interrupted = None;
     loop {
         match f.src.next_items(deadline) {
             Ok(Some(items)) => {
@@ -671,12 +672,24 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                 died = Some(f.pane_end(&c.socket, &e));
                 break;
             }
+            // Stopped by a signal (Ctrl-C, a client cancelling): the
+            // command goes on in the pane, as after a timeout.
+            Err(e) if matches!(e.kind, Kind::Interrupted(_)) => {
+                interrupted = Some(e);
+                break;
+            }
             Err(e) => return Err(e),
         }
     }
     drop(lock);
     if f.finished.is_none() && died.is_none() {
         handoff(&mut f, c, &id);
+    }
+    if let Some(e) = interrupted {
+        // Whatever `output` reads next starts after what was taken in.
+        let pending = f.finished.is_none().then(|| id.clone());
+        let _ = f.save_cursor(&c.socket, &c.cursor, false, pending);
+        return Err(e);
     }
     let finish = f.finished.or(died);
     let pending = finish.is_none().then(|| id.clone());
