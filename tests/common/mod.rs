@@ -7,6 +7,8 @@
 
 #![allow(dead_code)]
 
+pub mod outer;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
