@@ -75,12 +75,19 @@ pub struct Record {
     /// A command (not the shell) was in the pane's foreground when saved:
     /// if the shell is back at its prompt now, it ended in between.
     pub busy: bool,
+    /// When it was saved (Unix seconds; 0 for a record written before this
+    /// was kept): a command that tmux says ended since ended in between.
+    pub saved: u64,
 }
 
 impl Record {
     pub fn parse(value: &str) -> Option<Record> {
-        let f: Vec<&str> = value.trim().split(':').collect();
-        if f.len() != 11 || f[0] != "tw1" {
+        let mut f: Vec<&str> = value.trim().split(':').collect();
+        if f.len() == 11 {
+            // Written before `saved` was kept.
+            f.insert(10, "0");
+        }
+        if f.len() != 12 || f[0] != "tw1" {
             return None;
         }
         let run = match f[6] {
@@ -106,13 +113,14 @@ impl Record {
                 "0" => false,
                 _ => return None,
             },
+            saved: f[10].parse().ok()?,
         })
-        .filter(|r| r.abs >= 0 && f[10] == "end")
+        .filter(|r| r.abs >= 0 && f[11] == "end")
     }
 
     pub fn format(&self) -> String {
         format!(
-            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:end",
+            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:{}:end",
             self.pid,
             self.abs,
             self.fp,
@@ -121,7 +129,8 @@ impl Record {
             self.run.as_deref().unwrap_or("-"),
             self.head.0,
             self.head.1,
-            u8::from(self.busy)
+            u8::from(self.busy),
+            self.saved
         )
     }
 }
@@ -349,6 +358,7 @@ mod tests {
             history_size: 0,
             head: (0, hash_text(&[""])),
             busy: false,
+            saved: 1_796_000_000,
         }
     }
 
@@ -357,7 +367,10 @@ mod tests {
         let mut r = rec(42, "a", "b");
         r.run = Some("abc123".into());
         r.part = 7;
-        assert_eq!(Record::parse(&r.format()), Some(r));
+        assert_eq!(Record::parse(&r.format()), Some(r.clone()));
+        // A record from before `saved`: read, saved 0.
+        let old = r.format().replace(":1796000000:end", ":end");
+        assert_eq!(Record::parse(&old).map(|o| o.saved), Some(0));
         for bad in [
             "",
             "tw1",

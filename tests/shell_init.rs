@@ -265,3 +265,31 @@ fn prints_code_for_each_shell_and_refuses_others() {
     assert_eq!(f.code, Some(2), "{f:?}");
     assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
 }
+
+/// A person's command that ends while no call watches: tmux 3.8 keeps its
+/// status (from the OSC 133 D mark), and `output` reports it; older tmux
+/// keeps none, and `output` says only that it ended.
+#[test]
+fn a_command_that_ended_unwatched_reports_its_status_where_tmux_keeps_it() {
+    let s = TestServer::new();
+    let pane = shell_pane(&s, "bash", "");
+    let go = unique("go");
+    s.type_line(&pane, &format!("tmux wait-for {go}; (exit 7)"));
+    s.wait_for_command(&pane, "tmux");
+    // A call while it runs: the cursor says a command was running.
+    let v = output_within(&s, &pane, "0.3");
+    assert_eq!(v["finished"], false, "{v}");
+    s.tmux(&["wait-for", "-S", &go]);
+    s.wait_for_prompt(&pane);
+    let v = output_within(&s, &pane, "1");
+    assert_eq!(v["finished"], true, "{v}");
+    let version = s.tmux(&["display-message", "-p", "#{version}"]);
+    let keeps_status = version.trim().starts_with("next-3.8") || version.trim() >= "3.8";
+    if keeps_status {
+        assert_eq!(v["exit_status"], 7, "{version}: {v}");
+        assert_eq!(v["exit_source"], "osc133", "{version}: {v}");
+    } else {
+        assert_eq!(v["exit_status"], Value::Null, "{version}: {v}");
+        assert_eq!(v["exit_source"], "shell", "{version}: {v}");
+    }
+}

@@ -478,6 +478,7 @@ impl Follow {
             history_size: history,
             head: cursor::head(row(cy)),
             busy: matches!(self.foreground(), Fg::Command(_)),
+            saved: crate::state::now_secs(),
         };
         socket.run([
             "set-option",
@@ -821,6 +822,30 @@ fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> Result<()> {
     }
 }
 
+/// The exit status tmux 3.8+ keeps for the last command a shell marked
+/// with OSC 133 (`#{pane_command_status}`), if that command ended at or
+/// after `since` (Unix seconds) and none runs now. None on older tmux,
+/// without marks, or for an older command.
+fn command_status_since(socket: &Socket, pane: &str, since: u64) -> Option<i32> {
+    if since == 0
+        || socket
+            .version()
+            .is_none_or(|v| v < crate::tmux::Version(3, 8))
+    {
+        return None;
+    }
+    let fmt = "#{pane_command_status}\t#{pane_command_end_time}\t#{pane_command_running}";
+    let line = socket
+        .run(["display-message", "-p", "-t", pane, fmt])
+        .ok()?
+        .into_iter()
+        .next()?;
+    let f: Vec<&str> = line.split('\t').collect();
+    let (status, end, running) = (f.first()?, f.get(1)?, f.get(2)?);
+    let end: u64 = end.parse().ok()?;
+    (*running != "1" && end >= since).then(|| status.parse().ok())?
+}
+
 /// Is the follower of run `id` still running? (Linux `/proc`.)
 fn follower_alive(id: &str) -> bool {
     let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -977,9 +1002,14 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         && f.foreground() == Fg::Shell
         && (at_shell_prompt || shell::line_editor_active(pid, &f.pane.pane_tty))
     {
+        // tmux 3.8 keeps the status of the last command a shell marked with
+        // OSC 133: the one that ended since the cursor was saved.
+        let status = rec
+            .as_ref()
+            .and_then(|r| command_status_since(&c.socket, &f.pane.pane_id, r.saved));
         f.finished = Some(Finish {
-            status: None,
-            source: "shell",
+            status,
+            source: if status.is_some() { "osc133" } else { "shell" },
         });
     }
 
