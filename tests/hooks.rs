@@ -185,14 +185,14 @@ fn listeners_end_with_the_server_or_when_killed() {
     // Both armed: their wait-for clients are running.
     s.wait_until(&s.pane, "armed listeners", || {
         let p = s.processes_using_socket();
-        p.iter().any(|x| x.contains("wait-for a ")) && p.iter().any(|x| x.contains("wait-for b "))
+        p.iter().any(|x| x.contains("wait-for -- a ")) && p.iter().any(|x| x.contains("wait-for -- b "))
     });
     // A listener undoes its registration only when its client has been
     // waiting long enough to have surely registered (100 ms, see README).
     s.wait_until(&s.pane, "the wait-for client to be 150 ms old", || {
         s.processes_using_socket()
             .iter()
-            .find(|x| x.contains("wait-for a "))
+            .find(|x| x.contains("wait-for -- a "))
             .and_then(|x| x.split(':').next()?.parse::<u32>().ok())
             .and_then(process_age)
             .is_some_and(|age| age > 0.15)
@@ -239,7 +239,7 @@ fn signals_lost_to_a_cleared_latch_are_reported_as_coalesced() {
     s.wait_until(&s.pane, "the listener to be armed", || {
         s.processes_using_socket()
             .iter()
-            .any(|x| x.contains("wait-for gap "))
+            .any(|x| x.contains("wait-for -- gap "))
     });
     assert_eq!(tw(&s, &["signal", "gap", "--status", "0"]).code, Some(0));
     s.wait_until(&s.pane, "two reports", || {

@@ -584,6 +584,15 @@ pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
     let info = lines.last().and_then(|l| PaneInfo::parse(l));
     if let Some(p) = &info {
         socket.remember_version(p.version);
+        if !p.version.supported() {
+            return Err(Error::new(
+                Kind::Tmux,
+                format!(
+                    "this tmux server is version {}.{}; tmux-wait needs tmux 3.2 or newer",
+                    p.version.0, p.version.1
+                ),
+            ));
+        }
     }
     info.ok_or_else(|| {
         Error::new(
