@@ -129,7 +129,7 @@ fn channel_wait_reports_a_killed_server() {
     s.wait_until(&s.pane, "the wait-for client", || {
         s.processes_using_socket()
             .iter()
-            .any(|p| p.contains("wait-for never-signalled"))
+            .any(|p| p.contains("wait-for -- never-signalled"))
     });
     s.tmux(&["kill-server"]);
     let f = finished(child.wait_with_output().unwrap());
@@ -171,7 +171,7 @@ fn nothing_is_left_behind() {
     s.wait_until(&s.pane, "the wait-for client", || {
         s.processes_using_socket()
             .iter()
-            .any(|p| p.contains("wait-for interrupted-ch"))
+            .any(|p| p.contains("wait-for -- interrupted-ch"))
     });
     send_signal(child.id(), libc_sig::SIGTERM);
     assert_eq!(finished(child.wait_with_output().unwrap()).code, Some(143));

@@ -90,8 +90,9 @@ fn type_slowly(s: &TestServer, pane: &str, text: &str) {
     for ch in text.chars() {
         s.tmux(&["send-keys", "-t", pane, "-l", &ch.to_string()]);
         shown.push(ch);
+        // (Captured lines end without their trailing blanks.)
         s.wait_until(pane, &format!("{shown:?} to be drawn"), || {
-            s.capture(pane).contains(&shown)
+            s.capture(pane).contains(shown.trim_end())
         });
     }
 }
