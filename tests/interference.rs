@@ -112,6 +112,15 @@ fn display_message_goes_to_the_person_while_waits_are_armed() {
     let f = script(&s, &["display-message", "-d", "5000", "SAVED_BY_A_PLUGIN"]);
     assert_eq!(f.code, Some(0), "{f:?}");
     person.wait_for_screen("SAVED_BY_A_PLUGIN");
+    // A plugin's menu and a tree chooser open on the person's screen.
+    let f = script(&s, &["display-menu", "-T", "MENU_OF_A_PLUGIN", "an item", "i", ""]);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    person.wait_for_screen("MENU_OF_A_PLUGIN");
+    person.keys(&["Escape"]);
+    let f = script(&s, &["choose-tree", "-s"]);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    person.wait_for_screen("(sort:");
+    person.keys(&["q"]);
     finish_unaffected(&s, armed);
 }
 

@@ -479,9 +479,18 @@ impl Hub {
             _ => return self.drop_conn(id),
         };
         log(format_args!("sync {id} {n}"));
-        // What the pipe holds now goes first.
-        let mut buf = vec![0u8; 64 * 1024];
-        self.read_tap(&pane, usize::MAX, &mut buf);
+        // What the pipe holds now goes first (only that: under a flood the
+        // pipe is never empty).
+        let held = self
+            .taps
+            .get(&pane)
+            .and_then(|t| t.fd.as_ref())
+            .map(|fd| bytes_waiting(fd.as_raw_fd()))
+            .unwrap_or(0);
+        if held > 0 {
+            let mut buf = vec![0u8; 64 * 1024];
+            self.read_tap(&pane, held, &mut buf);
+        }
         if let Some(c) = self.conns.get_mut(&id) {
             c.push(&Frame::Synced(n));
         }
@@ -869,6 +878,14 @@ fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Bytes waiting to be read on a socket (FIONREAD).
+fn bytes_waiting(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if r == 0 { usize::try_from(n).unwrap_or(0) } else { 0 }
 }
 
 fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
