@@ -1,8 +1,10 @@
-//! The README's examples, run as written in the setting each names.
+//! The examples of the README and the other docs, run as written in the
+//! setting each names.
 //!
-//! Every ```sh and ```tmux block of README.md is preceded by a comment
-//! `<!-- example: SETTING -->` that says where it runs; the blocks are read
-//! from the README itself, so an example cannot change without its test:
+//! Every ```sh and ```tmux block of README.md, CONTRIBUTING.md and
+//! docs/*.md is preceded by a comment `<!-- example: SETTING -->` that says
+//! where it runs; the blocks are read from the files themselves, so an
+//! example cannot change without its test:
 //!
 //! - `script`: saved as a file and run with bash from a pane's prompt
 //!   (TMUX and TMUX_PANE set as for a person); it must exit 0 (or as the
@@ -15,6 +17,9 @@
 //! - `~/.bashrc`, `~/.zshrc`, `~/.config/fish/config.fish`: the end of that
 //!   shell's rc file; commands typed there then report their exit status.
 //! - `none (why)`: not run here (the reason is given).
+//!
+//! The same files are checked for words of how tmux-wait was made, and for
+//! links to files or headings that do not exist.
 
 mod common;
 use common::*;
@@ -24,6 +29,8 @@ use std::process::Command;
 
 #[derive(Debug, Clone)]
 struct Example {
+    /// The file, relative to the repository.
+    file: String,
     /// 1-based line of the opening fence.
     line: usize,
     setting: Option<String>,
@@ -31,14 +38,46 @@ struct Example {
     body: String,
 }
 
-fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md")
+impl Example {
+    /// Where it is, for messages: `docs/commands.md line 12`.
+    fn at(&self) -> String {
+        format!("{} line {}", self.file, self.line)
+    }
 }
 
-/// The fenced blocks of the README with the setting their comment names.
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The documentation files, relative to the repository: README.md,
+/// CONTRIBUTING.md and every docs/*.md.
+fn doc_files() -> Vec<String> {
+    let mut files = vec!["README.md".to_owned(), "CONTRIBUTING.md".to_owned()];
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    docs.sort();
+    assert!(docs.len() >= 5, "docs/: {docs:?}");
+    files.extend(docs);
+    files
+}
+
+fn read(file: &str) -> String {
+    std::fs::read_to_string(root().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// The fenced blocks of every doc file with the setting their comment names.
 fn examples() -> Vec<Example> {
-    let text = readme();
+    doc_files()
+        .iter()
+        .flat_map(|f| examples_in(f, &read(f)))
+        .collect()
+}
+
+fn examples_in(file: &str, text: &str) -> Vec<Example> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     let mut setting: Option<String> = None;
@@ -59,6 +98,7 @@ fn examples() -> Vec<Example> {
                 i += 1;
             }
             out.push(Example {
+                file: file.to_owned(),
                 line: start,
                 setting: setting.take(),
                 lang: lang.trim().to_owned(),
@@ -78,10 +118,7 @@ fn with_setting(prefix: &str) -> Vec<Example> {
         .into_iter()
         .filter(|e| e.setting.as_deref().is_some_and(|s| s.starts_with(prefix)))
         .collect();
-    assert!(
-        !found.is_empty(),
-        "no README example in the setting {prefix:?}"
-    );
+    assert!(!found.is_empty(), "no example in the setting {prefix:?}");
     found
 }
 
@@ -103,15 +140,15 @@ fn every_example_says_where_it_runs() {
             Some(s) => {
                 assert!(
                     known.iter().any(|k| s.starts_with(k)),
-                    "README line {}: unknown setting {s:?}",
-                    e.line
+                    "{}: unknown setting {s:?}",
+                    e.at()
                 );
                 marked += 1;
             }
             None => assert!(
                 !matches!(e.lang.as_str(), "sh" | "bash" | "zsh" | "fish" | "tmux"),
-                "README line {}: a ```{} block without <!-- example: SETTING -->",
-                e.line,
+                "{}: a ```{} block without <!-- example: SETTING -->",
+                e.at(),
                 e.lang
             ),
         }
@@ -119,13 +156,124 @@ fn every_example_says_where_it_runs() {
     assert!(marked >= 10, "{marked} examples found");
 }
 
-/// README prose speaks of the product.
+/// The docs speak of the product, not of how it was made.
+///
+/// docs/benchmarks.md is left out: it is the record of one run of
+/// `scripts/bench` and names the contenders as the script prints them.
+/// Two names of things in the repository are let through: the
+/// `--no-peer` option of `scripts/bench` and the test file
+/// `tests/peer_defects.rs`.
 #[test]
-fn readme_has_no_internal_words() {
-    let text = readme().replace("--no-peer", "");
-    for word in ["peer", "seed", "WaitForTextResult shape", "issue #"] {
-        assert!(!text.contains(word), "README says {word:?}");
+fn docs_have_no_internal_words() {
+    for file in doc_files() {
+        if file == "docs/benchmarks.md" {
+            continue;
+        }
+        let text = read(&file)
+            .to_lowercase()
+            .replace("--no-peer", "")
+            .replace("peer_defects", "");
+        for word in ["peer", "seed", "waitfortextresult", "issue #"] {
+            if let Some(at) = text.find(word) {
+                let line = text[..at].lines().count().max(1);
+                panic!("{file} line {line} says {word:?}");
+            }
+        }
     }
+}
+
+/// The README stays short: the rest is in docs/.
+#[test]
+fn readme_is_under_300_lines() {
+    let n = read("README.md").lines().count();
+    assert!(n < 300, "README.md has {n} lines");
+}
+
+/// GitHub's anchor for a heading: lower case, punctuation dropped, spaces
+/// as hyphens.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a Markdown file's headings (outside code blocks), with
+/// GitHub's `-1`, `-2` for repeats.
+fn anchors(text: &str) -> Vec<String> {
+    let mut bases: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for l in text.lines() {
+        if l.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let Some(h) = l.strip_prefix('#').map(|h| h.trim_start_matches('#')) else {
+            continue;
+        };
+        if fenced || !h.starts_with(' ') {
+            continue;
+        }
+        let a = anchor(h);
+        let n = bases.iter().filter(|b| **b == a).count();
+        out.push(if n == 0 {
+            a.clone()
+        } else {
+            format!("{a}-{n}")
+        });
+        bases.push(a);
+    }
+    out
+}
+
+/// Every relative link between the docs names a file that exists and, with
+/// `#anchor`, a heading in it.
+#[test]
+fn links_between_docs_resolve() {
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for file in doc_files() {
+        let text = read(&file);
+        let dir = Path::new(&file).parent().unwrap_or(Path::new(""));
+        let mut fenced = false;
+        for (n, l) in text.lines().enumerate() {
+            if l.trim_start().starts_with("```") {
+                fenced = !fenced;
+            }
+            if fenced {
+                continue;
+            }
+            for c in link.captures_iter(l) {
+                let target = &c[1];
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, frag) = target.split_once('#').unwrap_or((target, ""));
+                let at = format!("{file} line {}", n + 1);
+                let resolved = if path.is_empty() {
+                    PathBuf::from(&file)
+                } else {
+                    dir.join(path)
+                };
+                let full = root().join(&resolved);
+                assert!(full.exists(), "{at}: {target} names no file");
+                if !frag.is_empty() {
+                    let found = anchors(&std::fs::read_to_string(&full).unwrap());
+                    assert!(
+                        found.iter().any(|a| a == frag),
+                        "{at}: {target}: no heading #{frag} in {} (it has {found:?})",
+                        resolved.display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 20, "{checked} links checked");
 }
 
 /// Type `line` at the prompt of `pane`, with stdout and stderr into one
@@ -173,12 +321,12 @@ fn script_examples_run_as_written() {
         };
         assert!(
             code.is_some_and(|c| allowed.contains(&c)),
-            "README line {}: exit {code:?}, expected {allowed:?}; it printed:\n{out}\n---\n{}",
-            e.line,
+            "{}: exit {code:?}, expected {allowed:?}; it printed:\n{out}\n---\n{}",
+            e.at(),
             e.body
         );
         if code == Some(3) {
-            println!("README line {}: exit 3 (port taken): {out}", e.line);
+            println!("{}: exit 3 (port taken): {out}", e.at());
         }
     }
 }
@@ -266,8 +414,8 @@ fn second_pane_examples_run_as_written() {
                 && expected.iter().zip(&got).all(|(w, g)| same_line(w, g));
             assert!(
                 ok,
-                "README line {}: `{cmd}` printed\n{printed}\n--- where the README shows\n{}\n--- the first pane shows\n{}",
-                e.line,
+                "{}: `{cmd}` printed\n{printed}\n--- where the docs show\n{}\n--- the first pane shows\n{}",
+                e.at(),
                 expected.join("\n"),
                 s.capture(&first)
             );
@@ -289,8 +437,8 @@ fn tmux_conf_examples_load() {
             .unwrap();
         assert!(
             out.status.success() && out.stderr.is_empty(),
-            "README line {}: {}\n{}",
-            e.line,
+            "{}: {}\n{}",
+            e.at(),
             String::from_utf8_lossy(&out.stderr),
             e.body
         );
@@ -356,7 +504,7 @@ fn rc_file_examples_report_exit_status() {
             }
         };
         if !installed(shell) {
-            println!("skipped README line {}: {shell} is not installed", e.line);
+            println!("skipped {}: {shell} is not installed", e.at());
             continue;
         }
         let out = s
@@ -382,12 +530,12 @@ fn rc_file_examples_report_exit_status() {
         let mut c = s.tw();
         c.args(["watch", "-t", &pane, "--done", "--json"]);
         let f = run_bounded(c);
-        assert_eq!(f.code, Some(0), "README line {}: {f:?}", e.line);
+        assert_eq!(f.code, Some(0), "{}: {f:?}", e.at());
         assert_eq!(
             f.json()["exit_status"],
             3,
-            "README line {} ({setting}): {}\npane:\n{}",
-            e.line,
+            "{} ({setting}): {}\npane:\n{}",
+            e.at(),
             f.stdout,
             s.capture(&pane)
         );
