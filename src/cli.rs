@@ -53,7 +53,7 @@ Exit codes:
 pub const MCP_HELP: &str = "\
 Speaks MCP (JSON-RPC, one message per line) on stdin and stdout; logs go to
 stderr. Each tool call runs as a tmux-wait child process; a cancelled call's
-child is ended and leaves nothing behind. See the README, \"Use with AI agents\".
+child is ended and leaves nothing behind. See docs/mcp.md.
 
 Exit codes:
   0    stdin closed: every call was ended, nothing is left

@@ -1,6 +1,7 @@
 //! The helper's code as a library: the `tmux-wait` binary is a thin `main`
 //! over `app::run`, and the fuzz targets under `fuzz/` drive the parsers
-//! (control-mode protocol, VT line tracker, durations, the output clipper)
+//! (the hub's frames, VT line tracker, durations, the output clipper, cursor
+//! records)
 //! directly.
 
 pub mod app;

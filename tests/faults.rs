@@ -121,7 +121,7 @@ fn a_killed_pane_ends_run_and_output_with_how_it_ended() {
     let f = run_bounded(c);
     assert_eq!(f.json()["exit_source"], "pane_dead", "{}", f.stdout);
     // tmux 3.3a itself now and then loses a dead pane's status (see the
-    // README); then run says it does not know (125), never a wrong number.
+    // docs/limits.md); then run says it does not know (125), never a wrong number.
     match f.json()["exit_status"].as_i64() {
         Some(st) => assert_eq!((st, f.code), (7, Some(7)), "{}", f.stdout),
         None => assert_eq!(f.code, Some(125), "{}", f.stdout),
@@ -354,7 +354,11 @@ fn a_thousand_waits_in_a_row_leave_nothing() {
     let unsaved = |o: String| {
         o.lines()
             .map(|l| match l.rsplit_once(':') {
-                Some((rest, "end")) => rest.rsplit_once(':').map(|(r, _)| r).unwrap_or(rest).to_owned(),
+                Some((rest, "end")) => rest
+                    .rsplit_once(':')
+                    .map(|(r, _)| r)
+                    .unwrap_or(rest)
+                    .to_owned(),
                 _ => l.to_owned(),
             })
             .collect::<Vec<_>>()

@@ -185,10 +185,11 @@ fn listeners_end_with_the_server_or_when_killed() {
     // Both armed: their wait-for clients are running.
     s.wait_until(&s.pane, "armed listeners", || {
         let p = s.processes_using_socket();
-        p.iter().any(|x| x.contains("wait-for -- a ")) && p.iter().any(|x| x.contains("wait-for -- b "))
+        p.iter().any(|x| x.contains("wait-for -- a "))
+            && p.iter().any(|x| x.contains("wait-for -- b "))
     });
     // A listener undoes its registration only when its client has been
-    // waiting long enough to have surely registered (100 ms, see README).
+    // waiting long enough to have surely registered (100 ms, see docs/design.md).
     s.wait_until(&s.pane, "the wait-for client to be 150 ms old", || {
         s.processes_using_socket()
             .iter()

@@ -113,14 +113,26 @@ fn display_message_goes_to_the_person_while_waits_are_armed() {
     assert_eq!(f.code, Some(0), "{f:?}");
     person.wait_for_screen("SAVED_BY_A_PLUGIN");
     // A plugin's menu and a tree chooser open on the person's screen.
-    let f = script(&s, &["display-menu", "-T", "MENU_OF_A_PLUGIN", "an item", "i", ""]);
-    assert_eq!(f.code, Some(0), "{f:?}");
+    // (display-menu returns once the menu is closed.)
+    let mut menu = s.tmux_cmd();
+    menu.args(["display-menu", "-T", "MENU_OF_A_PLUGIN", "an item", "i", ""])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut menu = menu.spawn().expect("display-menu");
     person.wait_for_screen("MENU_OF_A_PLUGIN");
-    person.keys(&["Escape"]);
+    person.keys(&["q"]);
+    s.wait_until(&s.pane, "the menu to close", || {
+        matches!(menu.try_wait(), Ok(Some(_)))
+    });
     let f = script(&s, &["choose-tree", "-s"]);
     assert_eq!(f.code, Some(0), "{f:?}");
-    person.wait_for_screen("(sort:");
+    person.wait_for_screen("main: 1 windows");
     person.keys(&["q"]);
+    s.wait_until(&s.pane, "the chooser to close", || {
+        s.tmux(&["list-panes", "-a", "-F", "#{pane_in_mode}"])
+            .lines()
+            .all(|l| l.trim() == "0")
+    });
     finish_unaffected(&s, armed);
 }
 

@@ -4,7 +4,7 @@
 //!
 //! It compares rows by position (counted from the oldest history line), not
 //! by value, so a repeated identical line is still new. What it cannot do,
-//! by its nature, is documented in the README: text overwritten between two
+//! by its nature, is documented in docs/limits.md: text overwritten between two
 //! polls is missed, output that scrolls past `history-limit` between polls
 //! is missed, typed echo is not told apart, and rows are matched one by one
 //! (a marker split across a wrap is not joined).

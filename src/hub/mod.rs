@@ -284,7 +284,7 @@ pub fn connect(socket: &Socket, req: &Request, deadline: Instant) -> Result<Unix
         if now >= until {
             return Err(Error::new(
                 Kind::Tmux,
-                "tmux-wait's hub did not start (see `tmux-wait hub` in the README)",
+                "tmux-wait's hub did not start (see docs/design.md, the hub)",
             ));
         }
         // A hub that does not answer in 500 ms is started again (by

@@ -885,7 +885,11 @@ fn bytes_waiting(fd: RawFd) -> usize {
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int.
     let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
-    if r == 0 { usize::try_from(n).unwrap_or(0) } else { 0 }
+    if r == 0 {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
 }
 
 fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {

@@ -430,7 +430,7 @@ impl Follow {
         let deadline = Instant::now() + Duration::from_secs(5);
         let fmt = "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
         // Taken where the stream stands (on a pane that keeps writing, as
-        // close to it as a few attempts get: see README, limits).
+        // close to it as a few attempts get: see docs/limits.md).
         let (replies, _) = self.src.aligned_query(
             &[
                 argv(&["display-message", "-p", "-t", &t, fmt]),
