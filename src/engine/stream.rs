@@ -198,17 +198,16 @@ impl StreamSource {
         };
         match entry {
             hub::Entry::Fresh { replies } => {
-                me.take_entry(&replies, from.as_deref(), true)?;
+                me.take_entry(&replies, from.as_deref())?;
             }
-            hub::Entry::Joined { snapshot } => {
-                me.tracker = LineTracker::from_snapshot(&snapshot, Instant::now());
-                me.tracker.set_final_only(me.final_lines);
-                me.streaming = true;
+            hub::Entry::Joined => {
+                // The pane's pipe already runs: take the entry at a point
+                // of the stream (what came before it is in the capture).
                 let mut cmds = hub::entry_queries(&t);
                 cmds.extend(extra.iter().cloned());
                 let (replies, exact) = me.aligned_query(&cmds, setup.deadline)?;
                 me.exact_entry = exact;
-                me.take_entry(&replies, from.as_deref(), false)?;
+                me.take_entry(&replies, from.as_deref())?;
             }
             hub::Entry::Foreign => {
                 return Err(Error::new(
@@ -243,15 +242,9 @@ impl StreamSource {
     }
 
     /// Take the entry state from the replies to [`hub::entry_queries`]
-    /// and, with `from`, the history capture after them. With `fresh`, the
-    /// tracker starts from them; otherwise it was started from the hub's
-    /// snapshot, and everything it took in so far becomes old.
-    fn take_entry(
-        &mut self,
-        replies: &[Vec<String>],
-        from: Option<&str>,
-        fresh: bool,
-    ) -> Result<()> {
+    /// and, with `from`, the history capture after them: the tracker starts
+    /// from them, and the stream counts from here.
+    fn take_entry(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<()> {
         let st = PaneState::parse(&replies[0])?;
         if st.pane_id != self.pane.pane_id {
             return Err(self.closed());
@@ -289,24 +282,18 @@ impl StreamSource {
         };
         self.entry_lines = trim_rows(replies[2].clone());
         self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
-        if fresh {
-            let row = replies[1]
-                .get(st.cursor_y as usize)
-                .map(|r| r.trim_end().to_owned())
-                .unwrap_or_default();
-            self.tracker = LineTracker::new(&Entry {
-                width: st.width as usize,
-                row,
-                cursor_x: st.cursor_x as usize,
-                alternate_on: st.alternate_on,
-                at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
-                kernel_echo: self.probe.first().kernel_echo == Some(true),
-            });
-        } else {
-            // What came between the join and the capture is in the capture.
-            self.tracker = LineTracker::from_snapshot(&self.tracker.snapshot(), Instant::now());
-            self.tracker.set_width(st.width as usize);
-        }
+        let row = replies[1]
+            .get(st.cursor_y as usize)
+            .map(|r| r.trim_end().to_owned())
+            .unwrap_or_default();
+        self.tracker = LineTracker::new(&Entry {
+            width: st.width as usize,
+            row,
+            cursor_x: st.cursor_x as usize,
+            alternate_on: st.alternate_on,
+            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
+            kernel_echo: self.probe.first().kernel_echo == Some(true),
+        });
         self.tracker.set_final_only(self.final_lines);
         self.streaming = true;
         self.unconsumed = false;
@@ -396,7 +383,7 @@ impl StreamSource {
         let mut cmds = hub::entry_queries(&t);
         cmds.push(history_query(&t, "-"));
         let (replies, _) = self.aligned_query(&cmds, deadline)?;
-        self.take_entry(&replies, Some("-"), false)
+        self.take_entry(&replies, Some("-"))
     }
 
     /// The pane's geometry at entry.

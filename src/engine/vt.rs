@@ -32,7 +32,6 @@
 //! writes neither, so there a line counts as typed only if the shell took
 //! it (its read returned when the line ended).
 
-use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
@@ -187,16 +186,7 @@ pub enum Item {
 pub struct LineTracker {
     parser: vte::Parser,
     state: State,
-    /// The bytes since the start of an escape sequence (or of a UTF-8
-    /// character) the parser is still inside, so a [`Snapshot`] can carry
-    /// them: the parser's own state cannot be copied.
-    open_tail: Vec<u8>,
 }
-
-/// Longest unfinished escape sequence a snapshot carries; a longer one (a
-/// huge OSC 52 clipboard write) is dropped from it, which costs a joining
-/// wait that one sequence at most.
-const MAX_OPEN_TAIL: usize = 1 << 20;
 
 struct State {
     width: usize,
@@ -221,11 +211,6 @@ struct State {
     /// each state before an overwrite (text waits).
     final_only: bool,
     out: Vec<Item>,
-    /// Escape sequences ended (dispatched) or characters printed since the
-    /// counter was last reset: says whether the parser left a sequence.
-    closed: u64,
-    /// Every parser action is ignored (replaying a snapshot's open tail).
-    muted: bool,
     /// What the caller saw of the reading process for the current chunk.
     hint: Hint,
     held: Option<Held>,
@@ -267,12 +252,9 @@ impl LineTracker {
                 now: Instant::now(),
                 final_only: false,
                 out: Vec::new(),
-                closed: 0,
-                muted: false,
                 hint: Hint::default(),
                 held: None,
             },
-            open_tail: Vec::new(),
         }
     }
 
@@ -307,131 +289,13 @@ impl LineTracker {
                 self.state.hint.reader_wrote = Some(true);
             }
         }
-        // Only the last escape sequence can still be open at the end; the
-        // bytes before it are parsed in one go.
-        let last_esc = memchr_last(0x1b, data);
-        let (head, tail) = match last_esc {
-            Some(i) => data.split_at(i),
-            None => (data, &[][..]),
-        };
-        self.state.closed = 0;
-        self.parser.advance(&mut self.state, head);
-        if !self.open_tail.is_empty() {
-            if self.state.closed > 0 || last_esc.is_some() {
-                self.open_tail.clear();
-            } else if self.open_tail.len() + head.len() <= MAX_OPEN_TAIL {
-                self.open_tail.extend_from_slice(head);
-            }
-        }
-        if !tail.is_empty() {
-            self.state.closed = 0;
-            self.parser.advance(&mut self.state, tail);
-            if self.state.closed == 0 && tail.len() <= MAX_OPEN_TAIL {
-                self.open_tail = tail.to_vec();
-            }
-        }
+        self.parser.advance(&mut self.state, data);
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on, in one write; what comes in a later chunk is
         // the echo of keys, however soon (a script typing at once).
         if let InputState::Prompt { until: Some(_) } = self.state.input {
             self.state.input = InputState::Input;
         }
-        if self.open_tail.is_empty() {
-            // A character cut at the end: its first bytes wait in the parser.
-            let cut = partial_utf8_len(data);
-            self.open_tail.extend_from_slice(&data[data.len() - cut..]);
-        }
-    }
-
-    /// The state a wait joining at this point of the stream starts from:
-    /// everything on the line so far is old to it (typed echo stays echo).
-    pub fn snapshot(&self) -> Snapshot {
-        let s = &self.state;
-        let mut chars = String::with_capacity(s.cells.len());
-        let mut origins = String::with_capacity(s.cells.len());
-        let mut combining = Vec::new();
-        for (i, c) in s.cells.iter().enumerate() {
-            chars.push(c.ch);
-            origins.push(if c.origin == Origin::Echo { 'e' } else { 'o' });
-            if let Some(m) = &c.combining {
-                combining.push((i, m.to_string()));
-            }
-        }
-        let (input, prompt_ms) = match s.input {
-            InputState::Output => (SnapInput::Output, None),
-            InputState::Input => (SnapInput::Input, None),
-            InputState::Kernel => (SnapInput::Kernel, None),
-            InputState::Prompt { until } => (
-                SnapInput::Prompt,
-                until.map(|t| {
-                    u64::try_from(t.saturating_duration_since(s.now).as_millis()).unwrap_or(0)
-                }),
-            ),
-        };
-        Snapshot {
-            width: s.width,
-            chars,
-            origins,
-            combining,
-            cursor: s.cursor,
-            pending_wrap: s.pending_wrap,
-            alt: s.alt,
-            input,
-            prompt_ms,
-            osc133: s.osc133,
-            in_title: s.in_title,
-            tail: self.open_tail.clone(),
-        }
-    }
-
-    /// A tracker that goes on from `snap` (see [`LineTracker::snapshot`]).
-    pub fn from_snapshot(snap: &Snapshot, now: Instant) -> Self {
-        let mut t = LineTracker::new(&Entry {
-            width: snap.width,
-            row: String::new(),
-            cursor_x: 0,
-            alternate_on: snap.alt,
-            at_prompt: false,
-            kernel_echo: false,
-        });
-        let s = &mut t.state;
-        s.cells = snap
-            .chars
-            .chars()
-            .zip(snap.origins.chars())
-            .take(MAX_CELLS)
-            .map(|(ch, o)| Cell {
-                ch,
-                origin: if o == 'e' { Origin::Echo } else { Origin::Old },
-                fresh: false,
-                combining: None,
-            })
-            .collect();
-        for (i, m) in &snap.combining {
-            if let Some(c) = s.cells.get_mut(*i) {
-                c.combining = Some(m.clone().into_boxed_str());
-            }
-        }
-        s.cursor = snap.cursor.min(MAX_CELLS);
-        s.pending_wrap = snap.pending_wrap;
-        s.input = match snap.input {
-            SnapInput::Output => InputState::Output,
-            SnapInput::Input => InputState::Input,
-            SnapInput::Kernel => InputState::Kernel,
-            SnapInput::Prompt => InputState::Prompt {
-                until: snap.prompt_ms.map(|ms| now + Duration::from_millis(ms)),
-            },
-        };
-        s.osc133 = snap.osc133;
-        s.in_title = snap.in_title;
-        s.now = now;
-        // The parser picks up inside the open sequence; what it already
-        // did there is in the state.
-        s.muted = true;
-        t.parser.advance(&mut t.state, &snap.tail);
-        t.state.muted = false;
-        t.open_tail = snap.tail.clone();
-        t
     }
 
     /// The pane width changed (rows re-wrap from here on).
@@ -546,62 +410,6 @@ impl LineTracker {
     pub fn prompts(&self) -> (u32, Option<i32>) {
         (self.state.prompts, self.state.last_status)
     }
-}
-
-/// Where a snapshot's shell stood.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SnapInput {
-    Output,
-    Prompt,
-    Input,
-    Kernel,
-}
-
-/// A [`LineTracker`]'s state at one point of a pane's stream, as the hub
-/// hands it to a wait that joins a pane another wait already streams.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub width: usize,
-    /// The line's cells, `\0` for the right half of a wide character.
-    pub chars: String,
-    /// One letter per cell: `e` typed echo, `o` anything else.
-    pub origins: String,
-    /// Combining marks: (cell, marks).
-    pub combining: Vec<(usize, String)>,
-    pub cursor: usize,
-    pub pending_wrap: bool,
-    pub alt: bool,
-    pub input: SnapInput,
-    /// Under bracketed paste, how much of the prompt window was left.
-    pub prompt_ms: Option<u64>,
-    pub osc133: bool,
-    pub in_title: bool,
-    /// Bytes of an escape sequence or character not finished yet.
-    pub tail: Vec<u8>,
-}
-
-fn memchr_last(b: u8, data: &[u8]) -> Option<usize> {
-    data.iter().rposition(|&x| x == b)
-}
-
-/// How many bytes at the end of `data` start a UTF-8 character that is not
-/// complete yet.
-fn partial_utf8_len(data: &[u8]) -> usize {
-    for back in 1..=3.min(data.len()) {
-        let b = data[data.len() - back];
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let need = match b {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return 0,
-        };
-        return if need > back { back } else { 0 };
-    }
-    0
 }
 
 fn push_char(cells: &mut Vec<Cell>, ch: char, origin: Origin) {
@@ -1043,18 +851,11 @@ impl State {
 
 impl vte::Perform for State {
     fn print(&mut self, c: char) {
-        self.closed += 1;
-        if !self.muted {
-            self.print_char(c);
-        }
-    }
-
-    fn unhook(&mut self) {
-        self.closed += 1;
+        self.print_char(c);
     }
 
     fn execute(&mut self, byte: u8) {
-        if self.muted || self.alt || self.in_title {
+        if self.alt || self.in_title {
             return;
         }
         match byte {
@@ -1093,10 +894,6 @@ impl vte::Perform for State {
         _ignore: bool,
         action: char,
     ) {
-        self.closed += 1;
-        if self.muted {
-            return;
-        }
         if intermediates == b"?" {
             match action {
                 'h' => self.private_mode(params, true),
@@ -1175,10 +972,6 @@ impl vte::Perform for State {
     }
 
     fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
-        self.closed += 1;
-        if self.muted {
-            return;
-        }
         if !intermediates.is_empty() {
             return;
         }
@@ -1209,10 +1002,6 @@ impl vte::Perform for State {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
-        self.closed += 1;
-        if self.muted {
-            return;
-        }
         if params.first() == Some(&RUN_OSC.as_bytes()) {
             self.run_mark(params);
             return;
@@ -1452,74 +1241,6 @@ mod tests {
             t.take(true);
         }
         assert!(t.state.cells.len() <= MAX_CELLS + chunk.len());
-    }
-
-    /// A wait joining mid-stream from a snapshot sees what a wait that was
-    /// there from the start sees after that point, wherever the cut falls
-    /// (inside an escape sequence, a UTF-8 character, a wrapped line).
-    #[test]
-    fn snapshot_goes_on_like_the_original() {
-        let s = "abc\x1b]0;title\x07de\u{e9}f\x1b[31mgh\x1b[0m\r\nrow2 \u{65e5}\u{672c}\r\nxyz"
-            .as_bytes();
-        let now = Instant::now();
-        for cut in 0..s.len() {
-            let mut whole = LineTracker::new(&entry(7));
-            whole.feed(&s[..cut], now);
-            whole.take(false);
-            let mut joined = LineTracker::from_snapshot(&whole.snapshot(), now);
-            // What the snapshot carried was on the line already.
-            whole.feed(&s[cut..], now);
-            joined.feed(&s[cut..], now);
-            let w: Vec<String> = whole
-                .take(true)
-                .iter()
-                .map(|c| c.line().to_owned())
-                .collect();
-            let j: Vec<String> = joined
-                .take(true)
-                .iter()
-                .map(|c| c.line().to_owned())
-                .collect();
-            // The same lines, but a line that got nothing new after the cut
-            // is old to the joined tracker.
-            assert!(
-                w.ends_with(&j) && w.len() - j.len() <= 1,
-                "cut {cut}: {w:?} {j:?}"
-            );
-            if cut < s.len() - 3 {
-                assert_eq!(j.last().map(String::as_str), Some("xyz"), "cut {cut}");
-            }
-            assert_eq!(whole.current_line(), joined.current_line(), "cut {cut}");
-        }
-    }
-
-    #[test]
-    fn snapshot_round_trips_through_json() {
-        let mut t = LineTracker::new(&entry(80));
-        let now = Instant::now();
-        t.feed(b"\x1b[?2004h$ ", now);
-        t.feed(b"typed\x1b]133", now + Duration::from_secs(1));
-        let snap = t.snapshot();
-        assert_eq!(snap.tail, b"\x1b]133");
-        let back: Snapshot = serde_json::from_str(&serde_json::to_string(&snap).unwrap()).unwrap();
-        assert_eq!(back, snap);
-        let j = LineTracker::from_snapshot(&back, now);
-        assert!(j.at_prompt());
-        assert_eq!(j.current_line(), "$ typed");
-        // Old text alone is no candidate; the echo stays echo.
-        let mut j = j;
-        j.feed(b";A\x07\r\n", now);
-        assert!(j.take(true).is_empty());
-    }
-
-    #[test]
-    fn partial_utf8_lengths() {
-        assert_eq!(partial_utf8_len(b"ab"), 0);
-        assert_eq!(partial_utf8_len(b"a\xc3"), 1);
-        assert_eq!(partial_utf8_len("\u{e9}".as_bytes()), 0);
-        assert_eq!(partial_utf8_len(b"\xe6\x97"), 2);
-        assert_eq!(partial_utf8_len(b"\xf0\x9f\x98"), 3);
-        assert_eq!(partial_utf8_len(b"\xff"), 0);
     }
 
     fn at_prompt(kernel: bool) -> LineTracker {

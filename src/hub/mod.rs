@@ -23,9 +23,9 @@
 //!   the pipe and reads the pane's state and the wait's own queries. tmux
 //!   runs a command list without reading any pane in between, so the
 //!   replies show the pane exactly where the stream starts.
-//! - A wait that joins a pane another wait already streams gets the state
-//!   of the hub's own line tracker at that point of the stream (a
-//!   [`Snapshot`]) instead, and the stream from there on.
+//! - A wait that joins a pane another wait already streams gets the stream
+//!   from there on, and lines a capture of its own up with it (see
+//!   `engine::stream`).
 //! - A pane piped by someone else (a logging plugin, the user's own
 //!   `pipe-pane`) is never touched: the answer is [`Entry::Foreign`].
 //!
@@ -53,7 +53,6 @@ mod server;
 pub use feed::pipe_feed;
 pub use server::serve;
 
-use crate::engine::vt::Snapshot;
 use crate::error::{Error, Kind, Result};
 use crate::tmux::{Socket, SocketLock};
 use serde::{Deserialize, Serialize};
@@ -89,8 +88,8 @@ pub enum Entry {
     /// A new pipe: the output of [`ENTRY_QUERIES`] and then of the
     /// request's `extra`, taken where the stream starts.
     Fresh { replies: Vec<Vec<String>> },
-    /// The pane was streamed already; the hub's tracker at the join.
-    Joined { snapshot: Box<Snapshot> },
+    /// The pane was streamed already: the stream goes on from here.
+    Joined,
     /// Another program pipes the pane's output; it is left alone.
     Foreign,
     /// The pipe could not be had.

@@ -4,7 +4,6 @@
 
 use super::feed::{MAX_TOKEN, recv_with_fds};
 use super::{ENTRY_QUERIES, EndReason, Entry, Frame, HELLO, Request, allowed, entry_queries};
-use crate::engine::vt::{Entry as TrackerEntry, LineTracker};
 use crate::error::{Error, Kind, Result};
 use crate::tmux::protocol::{command_list, format_escape, sh_quote};
 use crate::tmux::{PaneState, Socket, SocketLock};
@@ -193,16 +192,12 @@ struct Tap {
     pending: Vec<(u64, Option<String>)>,
     /// The wait whose request started it: gets the fresh entry.
     starter: Option<u64>,
-    /// The hub's own view of the stream, for waits that join.
-    tracker: Option<LineTracker>,
 }
 
 /// A finished `if-shell ... pipe-pane ...` command list.
 struct Started {
     pane: String,
     result: Result<Entry>,
-    state: Option<PaneState>,
-    rows: Vec<String>,
 }
 
 struct Hub {
@@ -523,7 +518,6 @@ impl Hub {
                 waiters: Vec::new(),
                 pending: Vec::new(),
                 starter: Some(id),
-                tracker: None,
             },
         );
         let mut queries = entry_queries(&req.pane);
@@ -550,13 +544,9 @@ impl Hub {
         });
     }
 
-    /// Add wait `id` to a live tap, with the hub's tracker state as its
-    /// entry.
+    /// Add wait `id` to a live tap: its stream starts here.
     fn join(&mut self, id: u64, pane: &str, mark: Option<String>) {
         let Some(t) = self.taps.get_mut(pane) else {
-            return;
-        };
-        let Some(snapshot) = t.tracker.as_ref().map(LineTracker::snapshot) else {
             return;
         };
         if let Some(m) = mark {
@@ -568,9 +558,7 @@ impl Hub {
         }
         t.waiters.push(id);
         if let Some(c) = self.conns.get_mut(&id) {
-            c.push(&Frame::Entry(Entry::Joined {
-                snapshot: Box::new(snapshot),
-            }));
+            c.push(&Frame::Entry(Entry::Joined));
             if let Role::Waiter { entered, .. } = &mut c.role {
                 *entered = true;
             }
@@ -617,21 +605,6 @@ impl Hub {
         let t = self.taps.get_mut(&s.pane).expect("present");
         t.live = true;
         t.live_since = Instant::now();
-        t.tracker = s.state.as_ref().map(|st| {
-            let row = s
-                .rows
-                .get(st.cursor_y as usize)
-                .map(|r| r.trim_end().to_owned())
-                .unwrap_or_default();
-            LineTracker::new(&TrackerEntry {
-                width: st.width as usize,
-                row,
-                cursor_x: st.cursor_x as usize,
-                alternate_on: st.alternate_on,
-                at_prompt: crate::engine::shell::line_editor_active(st.pane_pid, &st.tty),
-                kernel_echo: crate::engine::shell::kernel_echo_read(st.pane_pid, &st.tty),
-            })
-        });
         if let Some(id) = starter
             && let Some(c) = self.conns.get_mut(&id)
         {
@@ -676,11 +649,6 @@ impl Hub {
             }
             let data = &buf[..n as usize];
             read += data.len();
-            if let Some(tr) = &mut t.tracker {
-                tr.feed(data, Instant::now());
-                // Only its state matters, not its lines.
-                tr.take_items(false);
-            }
             let frame = Frame::Data(data.to_vec());
             let mut over = Vec::new();
             for w in &t.waiters {
@@ -815,13 +783,7 @@ fn start_pipe(socket: &Socket, pane: &str, feed: &str, queries: &[Vec<String>]) 
         command_list(&foreign),
         command_list(&inner),
     ];
-    let mut started = Started {
-        pane: pane.to_owned(),
-        result: Err(Error::new(Kind::Tmux, "no reply")),
-        state: None,
-        rows: Vec::new(),
-    };
-    started.result = match socket.run(args) {
+    let result = match socket.run(args) {
         Err(e) => Err(e),
         Ok(lines)
             if lines
@@ -832,21 +794,21 @@ fn start_pipe(socket: &Socket, pane: &str, feed: &str, queries: &[Vec<String>]) 
         }
         Ok(lines) => {
             crate::tmux::split_replies(&lines, &nonce, queries.len()).and_then(|replies| {
-                let state = PaneState::parse(&replies[0])?;
-                if state.dead {
+                if PaneState::parse(&replies[0])?.dead {
                     return Err(Error::new(
                         Kind::PaneDied,
                         format!("pane {pane} is dead (its program has exited)"),
                     ));
                 }
-                started.state = Some(state);
-                started.rows = replies[1].clone();
                 debug_assert!(replies.len() >= ENTRY_QUERIES);
                 Ok(Entry::Fresh { replies })
             })
         }
     };
-    started
+    Started {
+        pane: pane.to_owned(),
+        result,
+    }
 }
 
 fn same_user(stream: &UnixStream) -> bool {
