@@ -617,6 +617,7 @@ fn text_request(socket: Socket, a: &TextArgs, clamps: &mut Clamps) -> Result<tex
         },
         interval,
         ready: a.ready.clone(),
+        want_tail: a.json,
     })
 }
 

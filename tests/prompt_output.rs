@@ -450,3 +450,44 @@ fn still_running(pid: u32) -> bool {
         })
         .unwrap_or(false)
 }
+
+/// The tail a match reports is drawn from the stream (no second call to
+/// tmux); it must be what the pane shows from the typed command down:
+/// overwritten and wrapped lines included, in every shell, with zsh's
+/// PROMPT_SP on as well.
+#[test]
+fn a_matchs_tail_is_what_the_pane_shows() {
+    let mut cases: Vec<(&str, &str)> = shells().into_iter().map(|sh| (sh, "")).collect();
+    if installed("zsh") {
+        cases.push(("zsh", "setopt prompt_sp"));
+    }
+    for (sh, rc) in cases {
+        let s = TestServer::new();
+        let pane = shell_pane(&s, sh, rc);
+        let w = wait(&s, &pane, "END-OF-IT", "8");
+        // `read` keeps the pane as it was at the match (no prompt after).
+        let cmd = "printf 'one\\ntwo\\r2wo\\n%0150d\\nEND-OF-IT\\n' 7; read x";
+        s.type_line(&pane, cmd);
+        let f = w.finish(&s);
+        matched(&f, "END-OF-IT", &format!("{sh} {rc}"));
+        let tail: Vec<String> = f.json()["tail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_owned())
+            .collect();
+        let shown = s.tmux(&["capture-pane", "-p", "-J", "-t", &pane]);
+        let rows: Vec<&str> = shown.lines().map(str::trim_end).collect();
+        let from = rows
+            .iter()
+            .rposition(|r| r.ends_with(cmd))
+            .unwrap_or_else(|| panic!("{sh}: no typed line in {shown}"));
+        let mut expected: Vec<String> = rows[from..].iter().map(|r| (*r).to_owned()).collect();
+        while expected.last().is_some_and(|r| r.is_empty()) {
+            expected.pop();
+        }
+        assert_eq!(tail, expected, "{sh} {rc}: pane shows\n{shown}");
+        assert_eq!(tail[2], "2wo", "{sh} {rc}");
+        s.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    }
+}

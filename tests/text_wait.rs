@@ -353,3 +353,26 @@ fn inside_tmux_the_server_and_pane_come_from_the_environment() {
     assert_eq!(v["pane_id"], p2.as_str());
     assert_eq!(v["outcome"], "matched");
 }
+
+/// A wait on a pane another wait already streams joins that stream where
+/// it stands: output on the line the cursor is on completes that line, and
+/// nothing written after the second wait armed is missed.
+#[test]
+fn a_second_wait_on_a_streamed_pane_takes_up_the_cursors_line() {
+    let s = TestServer::new();
+    let go = unique("go");
+    s.type_line(
+        &s.pane,
+        &format!("printf 'WAITING-'; tmux wait-for {go}; echo DONE"),
+    );
+    s.wait_until(&s.pane, "WAITING- to be drawn", || {
+        s.capture(&s.pane).lines().any(|l| l.trim_end() == "WAITING-")
+    });
+    let first = text(&s, &["--pattern", "never printed", "--timeout", "8"]);
+    let second = text(&s, &["--pattern", "waiting-done"]);
+    s.tmux(&["wait-for", "-S", &go]);
+    let f = second.finish(&s);
+    assert_eq!(f.code, Some(0), "{} {}", f.stdout, f.stderr);
+    assert_eq!(f.json()["matched_lines"][0], "WAITING-DONE");
+    drop(first);
+}

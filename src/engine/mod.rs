@@ -110,6 +110,12 @@ pub trait PaneSource {
     fn prompts(&self) -> (u32, Option<i32>) {
         (0, None)
     }
+    /// The tail as the stream drew it up to now, when it can tell (see
+    /// [`vt::LineTracker::screen_tail`]): a verdict reached from the stream
+    /// is reported without asking tmux again.
+    fn seen_tail(&self) -> Option<Vec<String>> {
+        None
+    }
     /// Check the pane is still the one we watched and read its tail.
     fn finish(&mut self) -> Result<Final>;
 }

@@ -200,9 +200,34 @@ impl StreamSource {
             hub::Entry::Fresh { replies } => {
                 me.take_entry(&replies, from.as_deref())?;
             }
-            hub::Entry::Joined => {
-                // The pane's pipe already runs: take the entry at a point
-                // of the stream (what came before it is in the capture).
+            hub::Entry::Joined { line, whole, alt } if whole && from.is_none() => {
+                // The pane's pipe already runs: the stream goes on from the
+                // join, on the line the hub kept (all of it old); the
+                // pane's geometry is read meanwhile.
+                me.tracker = LineTracker::new(&Entry {
+                    width: tty_width(&me.pane.pane_tty).unwrap_or(80),
+                    row: String::new(),
+                    cursor_x: 0,
+                    alternate_on: alt,
+                    at_prompt: line_editor_active(me.pane.pane_pid, &me.pane.pane_tty),
+                    kernel_echo: me.probe.first().kernel_echo == Some(true),
+                });
+                me.tracker.feed(&line, Instant::now());
+                me.tracker.forget();
+                me.tracker.set_final_only(me.final_lines);
+                me.streaming = true;
+                let (replies, exact) = me.aligned_query(&hub::entry_queries(&t), setup.deadline)?;
+                me.exact_entry = exact;
+                let st = me.take_state(&replies, None)?;
+                if !flows_from_cursor(&replies[1], &replies[2], &st) {
+                    me.tracker.lose_flow();
+                }
+            }
+            hub::Entry::Joined { .. } => {
+                // The pane's pipe already runs, and the wait needs the
+                // history to line up with its stream (or the line the
+                // cursor is on was not kept whole): the entry is a capture
+                // at a point of the stream (what came before is in it).
                 let mut cmds = hub::entry_queries(&t);
                 cmds.extend(extra.iter().cloned());
                 let (replies, exact) = me.aligned_query(&cmds, setup.deadline)?;
@@ -245,6 +270,33 @@ impl StreamSource {
     /// and, with `from`, the history capture after them: the tracker starts
     /// from them, and the stream counts from here.
     fn take_entry(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<()> {
+        let st = self.take_state(replies, from)?;
+        self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
+        let row = replies[1]
+            .get(st.cursor_y as usize)
+            .map(|r| r.trim_end().to_owned())
+            .unwrap_or_default();
+        self.tracker = LineTracker::new(&Entry {
+            width: st.width as usize,
+            row,
+            cursor_x: st.cursor_x as usize,
+            alternate_on: st.alternate_on,
+            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
+            kernel_echo: self.probe.first().kernel_echo == Some(true),
+        });
+        if !flows_from_cursor(&replies[1], &replies[2], &st) {
+            self.tracker.lose_flow();
+        }
+        self.tracker.set_final_only(self.final_lines);
+        self.streaming = true;
+        self.unconsumed = false;
+        Ok(())
+    }
+
+    /// The pane's state, geometry, entry lines and history from the
+    /// replies to [`hub::entry_queries`] (and the history capture after
+    /// them, with `from`).
+    fn take_state(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<PaneState> {
         let st = PaneState::parse(&replies[0])?;
         if st.pane_id != self.pane.pane_id {
             return Err(self.closed());
@@ -281,23 +333,7 @@ impl StreamSource {
             None => Vec::new(),
         };
         self.entry_lines = trim_rows(replies[2].clone());
-        self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
-        let row = replies[1]
-            .get(st.cursor_y as usize)
-            .map(|r| r.trim_end().to_owned())
-            .unwrap_or_default();
-        self.tracker = LineTracker::new(&Entry {
-            width: st.width as usize,
-            row,
-            cursor_x: st.cursor_x as usize,
-            alternate_on: st.alternate_on,
-            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
-            kernel_echo: self.probe.first().kernel_echo == Some(true),
-        });
-        self.tracker.set_final_only(self.final_lines);
-        self.streaming = true;
-        self.unconsumed = false;
-        Ok(())
+        Ok(st)
     }
 
     /// Run `cmds` in one tmux command list at a point of the stream: sync,
@@ -772,6 +808,29 @@ fn spawn_reader(mut stream: UnixStream, mut dec: Decoder, tx: SyncSender<Event>)
         .expect("spawning a thread");
 }
 
+/// The screen below the cursor's row is blank and that row starts a line
+/// (it does not continue one wrapped from above): output from here on is a
+/// line-by-line flow the stream alone can draw (see
+/// [`LineTracker::screen_tail`]).
+fn flows_from_cursor(rows: &[String], joined: &[String], st: &PaneState) -> bool {
+    let y = st.cursor_y as usize;
+    if rows.iter().skip(y + 1).any(|r| !r.trim_end().is_empty()) {
+        return false;
+    }
+    let width = (st.width as usize).max(1);
+    let mut row = 0;
+    for line in joined {
+        let n = crate::cursor::split_rows(line.trim_end(), width)
+            .len()
+            .max(1);
+        if row + n > y {
+            return row == y;
+        }
+        row += n;
+    }
+    true
+}
+
 impl PaneSource for StreamSource {
     fn entry_lines(&self) -> &[String] {
         &self.entry_lines
@@ -794,6 +853,10 @@ impl PaneSource for StreamSource {
 
     fn prompts(&self) -> (u32, Option<i32>) {
         self.tracker.prompts()
+    }
+
+    fn seen_tail(&self) -> Option<Vec<String>> {
+        self.tracker.screen_tail().map(trim_rows)
     }
 
     fn finish(&mut self) -> Result<Final> {

@@ -32,6 +32,7 @@
 //! writes neither, so there a line counts as typed only if the shell took
 //! it (its read returned when the line ended).
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
@@ -67,6 +68,10 @@ pub struct Hint {
 /// writes without ever ending the line.
 const MAX_CELLS: usize = 256 * 1024;
 const KEEP_AFTER_CUT: usize = 4096;
+
+/// How many ended lines the tracker keeps as drawn, for the tail of a
+/// result (see [`LineTracker::screen_tail`]).
+const TRANSCRIPT_LINES: usize = 64;
 
 /// Where a cell's character came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,6 +219,12 @@ struct State {
     /// What the caller saw of the reading process for the current chunk.
     hint: Hint,
     held: Option<Held>,
+    /// The last lines a line feed ended, as drawn (echo included).
+    transcript: VecDeque<String>,
+    /// Since the entry, the cursor only went down line by line (no cursor
+    /// up, no jump, no clear, no alternate screen): `transcript` and the
+    /// current line are the screen from the entry row down.
+    linear: bool,
 }
 
 impl LineTracker {
@@ -254,6 +265,8 @@ impl LineTracker {
                 out: Vec::new(),
                 hint: Hint::default(),
                 held: None,
+                transcript: VecDeque::new(),
+                linear: !entry.alternate_on,
             },
         }
     }
@@ -326,17 +339,44 @@ impl LineTracker {
 
     /// The line under the cursor as rendered, not taken.
     pub fn current_line(&self) -> String {
-        let mut s = String::new();
-        for cell in &self.state.cells {
-            if cell.ch != '\0' {
-                s.push(cell.ch);
-                if let Some(c) = &cell.combining {
-                    s.push_str(c);
-                }
-            }
+        self.state.rendered()
+    }
+
+    /// The screen from the entry row down as the stream drew it (the last
+    /// lines of it, wrapped rows joined, trailing blanks trimmed), or None
+    /// when the cursor moved in a way a line-by-line view cannot follow
+    /// (then ask tmux).
+    pub fn screen_tail(&self) -> Option<Vec<String>> {
+        if !self.state.linear {
+            return None;
         }
-        s.truncate(s.trim_end().len());
-        s
+        let mut rows: Vec<String> = self.state.transcript.iter().cloned().collect();
+        rows.push(self.state.rendered());
+        Some(rows)
+    }
+
+    /// Everything taken in so far becomes old (written before the wait):
+    /// the line keeps its text and the cursor its place, nothing is new.
+    pub fn forget(&mut self) {
+        let st = &mut self.state;
+        for c in &mut st.cells {
+            c.origin = Origin::Old;
+            c.fresh = false;
+        }
+        st.dirty = false;
+        st.saw_output = false;
+        st.saw_alt = st.alt;
+        st.prompts = 0;
+        st.last_status = None;
+        st.out.clear();
+        st.held = None;
+        st.transcript.clear();
+        st.linear = !st.alt;
+    }
+
+    /// The screen stops being a line-by-line flow from the entry.
+    pub fn lose_flow(&mut self) {
+        self.state.lose_flow();
     }
 
     /// The line under the cursor split at the cursor, as rendered.
@@ -597,6 +637,38 @@ impl State {
         }
     }
 
+    /// The current line as drawn, trailing blanks trimmed.
+    fn rendered(&self) -> String {
+        let mut s = String::with_capacity(self.cells.len());
+        for cell in &self.cells {
+            if cell.ch != '\0' {
+                s.push(cell.ch);
+                if let Some(c) = &cell.combining {
+                    s.push_str(c);
+                }
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s
+    }
+
+    /// A line feed ends the current line: keep it as drawn.
+    fn record_line(&mut self) {
+        if !self.linear {
+            return;
+        }
+        if self.transcript.len() == TRANSCRIPT_LINES {
+            self.transcript.pop_front();
+        }
+        let line = self.rendered();
+        self.transcript.push_back(line);
+    }
+
+    fn lose_flow(&mut self) {
+        self.linear = false;
+        self.transcript.clear();
+    }
+
     /// Emit the current line if it holds new text nobody has looked at.
     fn emit(&mut self) {
         if !self.dirty {
@@ -662,6 +734,12 @@ impl State {
     /// with an empty line (rows below the cursor hold stale paint, which is
     /// never matched) and the cursor at `col`.
     fn break_line(&mut self, col: usize) {
+        self.lose_flow();
+        self.next_line(col);
+    }
+
+    /// [`State::break_line`] for a line feed: the flow goes on.
+    fn next_line(&mut self, col: usize) {
         self.emit();
         self.cells.clear();
         self.cursor = col.min(self.width - 1);
@@ -771,6 +849,7 @@ impl State {
         self.mark(origin);
         if self.cells.len() > MAX_CELLS {
             self.emit();
+            self.lose_flow();
             let cut = self.cells.len() - KEEP_AFTER_CUT;
             let cut = cut - cut % self.width;
             self.cells.drain(..cut);
@@ -794,6 +873,7 @@ impl State {
                         self.alt = true;
                         self.saw_alt = true;
                     } else if !set && self.alt {
+                        self.lose_flow();
                         self.alt = false;
                         self.cells.clear();
                         self.cursor = 0;
@@ -866,6 +946,7 @@ impl vte::Perform for State {
             b'\n' | 0x0b | 0x0c => {
                 self.release_held_by_what_came();
                 let (_, col) = self.row_col();
+                self.record_line();
                 if self.input != InputState::Output && self.line_ends_while_reading() {
                     self.cells.clear();
                     self.cursor = col.min(self.width - 1);
@@ -873,7 +954,7 @@ impl vte::Perform for State {
                     return;
                 }
                 self.empty_line();
-                self.break_line(col);
+                self.next_line(col);
             }
             0x08 => {
                 let (row, col) = self.row_col();
@@ -955,7 +1036,10 @@ impl vte::Perform for State {
             }
             'J' => match param(params, 0, 0) {
                 0 => self.blank(self.cursor, usize::MAX),
-                1 => self.blank(0, self.cursor + 1),
+                1 => {
+                    self.lose_flow();
+                    self.blank(0, self.cursor + 1)
+                }
                 _ => self.break_line(col),
             },
             'H' | 'f' => self.break_line(param(params, 1, 1) - 1),

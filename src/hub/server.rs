@@ -3,7 +3,9 @@
 //! above for the protocol; this is the event loop.
 
 use super::feed::{MAX_TOKEN, recv_with_fds};
-use super::{ENTRY_QUERIES, EndReason, Entry, Frame, HELLO, Request, allowed, entry_queries};
+use super::{
+    ENTRY_QUERIES, EndReason, Entry, Frame, HELLO, JoinPoint, Request, allowed, entry_queries,
+};
 use crate::error::{Error, Kind, Result};
 use crate::tmux::protocol::{command_list, format_escape, sh_quote};
 use crate::tmux::{PaneState, Socket, SocketLock};
@@ -192,6 +194,8 @@ struct Tap {
     pending: Vec<(u64, Option<String>)>,
     /// The wait whose request started it: gets the fresh entry.
     starter: Option<u64>,
+    /// Where the stream stands, for waits that join it.
+    at: JoinPoint,
 }
 
 /// A finished `if-shell ... pipe-pane ...` command list.
@@ -518,6 +522,7 @@ impl Hub {
                 waiters: Vec::new(),
                 pending: Vec::new(),
                 starter: Some(id),
+                at: JoinPoint::default(),
             },
         );
         let mut queries = entry_queries(&req.pane);
@@ -558,7 +563,7 @@ impl Hub {
         }
         t.waiters.push(id);
         if let Some(c) = self.conns.get_mut(&id) {
-            c.push(&Frame::Entry(Entry::Joined));
+            c.push(&Frame::Entry(t.at.entry()));
             if let Role::Waiter { entered, .. } = &mut c.role {
                 *entered = true;
             }
@@ -605,6 +610,10 @@ impl Hub {
         let t = self.taps.get_mut(&s.pane).expect("present");
         t.live = true;
         t.live_since = Instant::now();
+        if let Entry::Fresh { replies } = &entry {
+            let alt = PaneState::parse(&replies[0]).is_ok_and(|st| st.alternate_on);
+            t.at = JoinPoint::new(alt);
+        }
         if let Some(id) = starter
             && let Some(c) = self.conns.get_mut(&id)
         {
@@ -649,6 +658,7 @@ impl Hub {
             }
             let data = &buf[..n as usize];
             read += data.len();
+            t.at.feed(data);
             let frame = Frame::Data(data.to_vec());
             let mut over = Vec::new();
             for w in &t.waiters {

@@ -22,6 +22,10 @@ pub struct TextRequest {
     pub engine: EngineKind,
     pub interval: Duration,
     pub ready: Option<String>,
+    /// The result needs the pane's tail even when the wait matched (JSON
+    /// output); a person's one-line message shows it only on a timeout, so
+    /// a match is reported without the extra tmux call.
+    pub want_tail: bool,
 }
 
 /// After a success pattern hits, output arriving this soon after is taken
@@ -109,15 +113,29 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
     };
     let elapsed = start.elapsed();
     let found = matches!(outcome, Outcome::Matched | Outcome::AnyOutput);
-    let tail = match src.finish() {
-        Ok(f) => f.tail,
-        // The verdict came from output written before the pane went away;
-        // it stands, and the tail is what we saw of it.
-        Err(e) if e.kind == Kind::PaneDied && outcome != Outcome::Timeout => {
+    // A verdict from the stream shows the pane as the stream drew it; a
+    // timeout asks tmux how the pane looks now.
+    let seen = match outcome {
+        Outcome::Timeout => None,
+        _ if !req.want_tail => {
             recent.extend(matched.iter().cloned());
-            recent.into_iter().collect()
+            Some(recent.iter().cloned().collect())
         }
-        Err(e) => return Err(e),
+        _ => src.seen_tail(),
+    };
+    let tail = if let Some(tail) = seen {
+        tail
+    } else {
+        match src.finish() {
+            Ok(f) => f.tail,
+            // The verdict came from output written before the pane went away;
+            // it stands, and the tail is what we saw of it.
+            Err(e) if e.kind == Kind::PaneDied && outcome != Outcome::Timeout => {
+                recent.extend(matched.iter().cloned());
+                recent.into_iter().collect()
+            }
+            Err(e) => return Err(e),
+        }
     };
     Ok(TextResult {
         found,

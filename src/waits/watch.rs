@@ -238,7 +238,6 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
                     Some(_) => {
                         let (prompts, status) = src.prompts();
                         if prompts > 0 {
-                            let _ = src.finish();
                             let ok = status.is_none_or(|s| s == 0);
                             return Ok(("done".into(), ok, String::new(), status));
                         }
@@ -258,7 +257,6 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
                         return Ok(("timeout".into(), false, String::new(), None));
                     }
                     None => {
-                        let _ = src.finish();
                         return Ok(("quiet".into(), true, String::new(), None));
                     }
                 }
