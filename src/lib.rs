@@ -18,6 +18,7 @@ pub mod notify;
 pub mod report;
 pub mod signals;
 pub mod state;
+pub mod sys;
 #[cfg(test)]
 mod testutil;
 pub mod tmux;

@@ -366,7 +366,9 @@ fn a_second_wait_on_a_streamed_pane_takes_up_the_cursors_line() {
         &format!("printf 'WAITING-'; tmux wait-for {go}; echo DONE"),
     );
     s.wait_until(&s.pane, "WAITING- to be drawn", || {
-        s.capture(&s.pane).lines().any(|l| l.trim_end() == "WAITING-")
+        s.capture(&s.pane)
+            .lines()
+            .any(|l| l.trim_end() == "WAITING-")
     });
     let first = text(&s, &["--pattern", "never printed", "--timeout", "8"]);
     let second = text(&s, &["--pattern", "waiting-done"]);

@@ -391,7 +391,9 @@ pub fn connect(socket: &Socket, req: &Request, deadline: Instant) -> Result<Unix
             && let SocketLock::Held(lock) =
                 crate::tmux::lock_beside_socket(socket, "tmux-wait-hub-start", true, now)
         {
-            crate::waits::hooks::spawn_detached(&socket.absolute(), &["hub"], "the tmux-wait hub")?;
+            socket
+                .absolute()
+                .spawn_helper(&["hub"], "the tmux-wait hub")?;
             starting = Some((lock, now));
         }
         std::thread::sleep(Duration::from_millis(1));

@@ -64,6 +64,14 @@ impl Socket {
         }
     }
 
+    /// Start `tmux-wait` with this socket's options and `args`, detached
+    /// (see [`crate::sys::spawn_self_detached`]); returns its pid.
+    pub fn spawn_helper(&self, args: &[&str], what: &str) -> crate::error::Result<u32> {
+        let mut all = self.args();
+        all.extend(args.iter().map(OsString::from));
+        crate::sys::spawn_self_detached(&all, what)
+    }
+
     /// Where this server's socket is, without asking the server (tmux's own
     /// rules: `-S` as given, else `$TMUX_TMPDIR` or /tmp, `tmux-UID/NAME`).
     pub fn path(&self) -> PathBuf {

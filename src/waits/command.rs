@@ -746,7 +746,7 @@ fn handoff(f: &mut Follow, c: &Common, id: &str) {
     if let Some(p) = &save {
         args.extend(["--save-to", p.as_str()]);
     }
-    let pid = match crate::waits::hooks::spawn_detached(&c.socket, &args, "a run follower") {
+    let pid = match c.socket.spawn_helper(&args, "a run follower") {
         Ok(pid) => pid,
         Err(e) => {
             eprintln!("tmux-wait: {e}; --save-to and the exit status stop here");

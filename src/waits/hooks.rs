@@ -22,7 +22,7 @@
 use super::channel::{ChannelWaiter, Payload, Woke};
 use super::watch::store_for;
 use crate::config::validate_channel;
-use crate::error::{Error, Kind, Result};
+use crate::error::{Kind, Result};
 use crate::notify::{self, Done, Options};
 use crate::state::{self, LastResult, WatchRecord};
 use crate::tmux::Socket;
@@ -298,33 +298,9 @@ pub fn sync(socket: &Socket) -> Result<Synced> {
 
 /// Start `tmux-wait listen NAME` in its own session, detached from us.
 fn spawn_listener(socket: &Socket, name: &str) -> Result<()> {
-    spawn_detached(socket, &["listen", name], "a hook listener").map(drop)
-}
-
-/// Start `tmux-wait ARGS...` in its own session, detached from us, its
-/// standard streams closed: it outlives this process and ends by itself.
-/// Returns its pid.
-pub fn spawn_detached(socket: &Socket, args: &[&str], what: &str) -> Result<u32> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
-    let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
-    let mut cmd = Command::new(exe);
-    cmd.args(socket.args())
-        .args(args)
-        .env_remove("TMUX_PANE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and takes no arguments.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    cmd.spawn()
-        .map(|c| c.id())
-        .map_err(|e| Error::io(&format!("cannot start {what}"), e))
+    socket
+        .spawn_helper(&["listen", name], "a hook listener")
+        .map(drop)
 }
 
 /// One line of `hooks list`.

@@ -1,0 +1,137 @@
+//! Who typed it: the input state of the line the cursor is on, the echo
+//! of keys, and the lines held until a shell says it took them.
+
+use super::*;
+
+impl State {
+    pub(super) fn origin_now(&mut self) -> Origin {
+        match self.input {
+            InputState::Output => Origin::New,
+            InputState::Prompt { until: Some(t) } if self.now > t => {
+                self.input = InputState::Input;
+                Origin::Echo
+            }
+            InputState::Prompt { .. } => Origin::Prompt,
+            InputState::Input => self.typed_origin(),
+            // Nothing the shell wrote itself is echo of the kernel's.
+            InputState::Kernel if self.hint.reader_wrote == Some(true) => Origin::New,
+            InputState::Kernel => Origin::Echo,
+        }
+    }
+
+    /// While a line editor reads: what its process did not write came from
+    /// another writer, and what it wrote without having read a key is not
+    /// the echo of keys either.
+    pub(super) fn typed_origin(&self) -> Origin {
+        if self.not_echo() {
+            Origin::New
+        } else {
+            Origin::Echo
+        }
+    }
+
+    /// The current chunk is known not to be the echo of typed keys.
+    pub(super) fn not_echo(&self) -> bool {
+        self.hint.reader_wrote == Some(false)
+            || (self.hint.reader_wrote == Some(true) && self.hint.reader_read == Some(false))
+    }
+
+    /// The current line holds echo (typed keys), not only old text.
+    pub(super) fn has_echo(&self) -> bool {
+        self.cells
+            .iter()
+            .any(|c| c.origin == Origin::Echo && c.ch != ' ' && c.ch != '\0')
+    }
+
+    /// The line's echo was not typed after all: it is output.
+    pub(super) fn echo_is_output(cells: &mut [Cell]) {
+        for c in cells.iter_mut() {
+            if c.origin == Origin::Echo {
+                c.origin = Origin::New;
+            }
+        }
+    }
+
+    /// A line feed while a shell reads a line: decide whether the line was
+    /// typed (the shell accepted it) or written by another writer. Returns
+    /// true when the line is held for later.
+    pub(super) fn line_ends_while_reading(&mut self) -> bool {
+        if !self.has_echo() {
+            return false;
+        }
+        match self.input {
+            InputState::Kernel => match (self.hint.reader_woke, self.hint.reader_wrote) {
+                // The shell's read returned: the line was typed and taken.
+                (Some(true), _) => self.input = InputState::Output,
+                // It wrote (a new prompt after Ctrl-C): typed, abandoned.
+                (_, Some(true)) => {}
+                // Asleep in its read and silent: another writer's line.
+                (Some(false), Some(false)) => {
+                    Self::echo_is_output(&mut self.cells);
+                    self.dirty = true;
+                    self.saw_output = true;
+                }
+                // Another program now holds the terminal (the line was taken
+                // and started it).
+                _ if self.hint.kernel_echo == Some(false) => self.input = InputState::Output,
+                _ => {}
+            },
+            // Not echo: its cells say so already.
+            _ if self.not_echo() => {}
+            // The shell wrote (some of) it, or nothing says who: typed only
+            // if the shell now accepts it. (The shell's write may also be
+            // what it printed after another writer's line, as zsh prints a
+            // job's end right after the job's last line.)
+            _ => {
+                self.held = Some(Held {
+                    cells: std::mem::take(&mut self.cells),
+                    dirty: self.dirty,
+                    until: self.now + HOLD,
+                    reader_wrote: self.hint.reader_wrote,
+                });
+                self.dirty = false;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Emit the held line: as typed (its echo left out) or as output.
+    pub(super) fn release_held(&mut self, output: bool) {
+        let Some(mut h) = self.held.take() else {
+            return;
+        };
+        let cells = std::mem::replace(&mut self.cells, std::mem::take(&mut h.cells));
+        let dirty = std::mem::replace(&mut self.dirty, h.dirty);
+        if output {
+            Self::echo_is_output(&mut self.cells);
+            self.dirty = true;
+            self.saw_output = true;
+        }
+        self.emit();
+        self.cells = cells;
+        self.dirty = dirty;
+    }
+
+    /// Something other than the shell's acceptance came after the held
+    /// line: it was output if another writer wrote what came, or if nothing
+    /// says who writes; if the shell wrote it (a completion list, a redraw,
+    /// its next line), the held line was the shell's own, as typed.
+    pub(super) fn release_held_by_what_came(&mut self) {
+        if self.held.is_some() {
+            let output = self.hint.reader_wrote != Some(true) || self.not_echo();
+            self.release_held(output);
+        }
+    }
+
+    /// The held line's moment passed without the shell accepting it: output
+    /// unless its reader was known to have written it.
+    pub(super) fn tick(&mut self) {
+        if let Some(h) = &self.held
+            && self.now >= h.until
+        {
+            let output = h.reader_wrote != Some(true);
+            self.release_held(output);
+        }
+    }
+}
