@@ -1,8 +1,10 @@
 //! System helpers below everything else: starting this program again,
-//! detached.
+//! detached, and the few descriptor calls the hub's event loop makes.
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
 
 /// Start `tmux-wait ARGS...` in its own session, detached from us, its
 /// standard streams closed: it outlives this process and ends by itself.
@@ -27,4 +29,71 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
     cmd.spawn()
         .map(|c| c.id())
         .map_err(|e| Error::io(&format!("cannot start {what}"), e))
+}
+
+/// The peer of a Unix socket runs as our effective user.
+pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: geteuid has no preconditions.
+    r == 0 && cred.uid == unsafe { libc::geteuid() }
+}
+
+/// Put `fd` in non-blocking mode.
+pub fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor the caller owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Bytes waiting to be read on a socket (FIONREAD).
+pub fn bytes_waiting(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+    if r == 0 {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
+    }
+}
+
+/// A `pollfd` for `fd` and `events`.
+pub fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+/// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
+pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
+    let ms = match timeout {
+        // Rounded up: a wake-up just before the moment would only loop.
+        Some(t) => {
+            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
+        }
+        None => -1,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd for its length.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
 }

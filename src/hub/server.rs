@@ -2,16 +2,20 @@
 //! read and hands each pane's stream to every wait on it. See the module
 //! above for the protocol; this is the event loop.
 
+use super::JoinPoint;
+use super::conn::log;
+use super::conn::{Conn, Role};
 use super::feed::{MAX_TOKEN, recv_with_fds};
-use super::{
-    ENTRY_QUERIES, EndReason, Entry, Frame, HELLO, JoinPoint, Request, allowed, entry_queries,
-};
+use super::pipe::{Started, start_pipe};
+use super::policy::{allowed, entry_queries, valid_pane};
+use super::protocol::{EndReason, Entry, Frame, HELLO, Request};
 use crate::error::{Error, Kind, Result};
-use crate::tmux::protocol::{command_list, format_escape, sh_quote};
+use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
+use crate::tmux::protocol::{format_escape, sh_quote};
 use crate::tmux::{PaneState, Socket, SocketLock};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
@@ -31,31 +35,6 @@ const HELLO_WITHIN: Duration = Duration::from_secs(2);
 const FEED_WITHIN: Duration = Duration::from_secs(3);
 /// Longest request line.
 const MAX_REQUEST: usize = 1 << 20;
-
-/// `TMUX_WAIT_HUB_LOG=FILE`: what the hub does, one line per event, for
-/// debugging (appended; off unless set).
-fn log(what: std::fmt::Arguments) {
-    use std::sync::OnceLock;
-    static FILE: OnceLock<Option<std::sync::Mutex<std::fs::File>>> = OnceLock::new();
-    let f = FILE.get_or_init(|| {
-        let p = std::env::var_os("TMUX_WAIT_HUB_LOG")?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .ok()
-            .map(std::sync::Mutex::new)
-    });
-    if let Some(m) = f
-        && let Ok(mut f) = m.lock()
-    {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        let _ = writeln!(f, "{t:.6} {what}");
-    }
-}
 
 /// Run the server's hub until it is no longer needed.
 pub fn serve(socket: &Socket) -> Result<()> {
@@ -129,56 +108,6 @@ pub fn serve(socket: &Socket) -> Result<()> {
     Ok(())
 }
 
-/// What a connection is.
-enum Role {
-    /// Accepted; its first message says whether it is a wait or a feed.
-    New,
-    /// A wait on `pane`; `entered` once its entry was sent (data frames
-    /// follow only then).
-    Waiter { pane: String, entered: bool },
-}
-
-struct Conn {
-    stream: UnixStream,
-    inbuf: Vec<u8>,
-    out: Vec<u8>,
-    /// How much of `out` was written.
-    sent: usize,
-    role: Role,
-    since: Instant,
-}
-
-impl Conn {
-    fn pending(&self) -> usize {
-        self.out.len() - self.sent
-    }
-
-    fn push(&mut self, f: &Frame) {
-        f.encode_into(&mut self.out);
-    }
-
-    /// Write what can be written now; false when the peer is gone.
-    fn flush(&mut self) -> bool {
-        while self.sent < self.out.len() {
-            match self.stream.write(&self.out[self.sent..]) {
-                Ok(0) => return false,
-                Ok(k) => self.sent += k,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
-        }
-        if self.sent == self.out.len() {
-            self.out.clear();
-            self.sent = 0;
-        } else if self.sent > (1 << 20) && self.sent * 2 > self.out.len() {
-            self.out.drain(..self.sent);
-            self.sent = 0;
-        }
-        true
-    }
-}
-
 /// One pane's pipe.
 struct Tap {
     token: String,
@@ -196,12 +125,6 @@ struct Tap {
     starter: Option<u64>,
     /// Where the stream stands, for waits that join it.
     at: JoinPoint,
-}
-
-/// A finished `if-shell ... pipe-pane ...` command list.
-struct Started {
-    pane: String,
-    result: Result<Entry>,
 }
 
 struct Hub {
@@ -752,149 +675,6 @@ impl Hub {
             self.taps.remove(pane);
             self.closed.insert(pane.to_owned(), Instant::now());
             log(format_args!("close {pane}"));
-        }
-    }
-}
-
-/// `%N`, nothing else.
-fn valid_pane(p: &str) -> bool {
-    p.len() > 1 && p.len() <= 11 && p.starts_with('%') && p[1..].bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Open pane `pane`'s pipe unless it has one, and read its state and
-/// `queries` in the same command list.
-fn start_pipe(socket: &Socket, pane: &str, feed: &str, queries: &[Vec<String>]) -> Started {
-    let nonce = crate::state::random_id();
-    let s = |a: &str| a.to_owned();
-    let mut inner = vec![vec![
-        s("pipe-pane"),
-        s("-I"),
-        s("-O"),
-        s("-t"),
-        s(pane),
-        s(feed),
-    ]];
-    for (i, q) in queries.iter().enumerate() {
-        inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:{i}")]);
-        inner.push(q.clone());
-    }
-    inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:end")]);
-    let foreign = vec![vec![
-        s("display-message"),
-        s("-p"),
-        format!("{nonce}:foreign"),
-    ]];
-    let args = [
-        s("if-shell"),
-        s("-F"),
-        s("-t"),
-        s(pane),
-        s("#{pane_pipe}"),
-        command_list(&foreign),
-        command_list(&inner),
-    ];
-    let result = match socket.run(args) {
-        Err(e) => Err(e),
-        Ok(lines)
-            if lines
-                .first()
-                .is_some_and(|l| *l == format!("{nonce}:foreign")) =>
-        {
-            Ok(Entry::Foreign)
-        }
-        Ok(lines) => {
-            crate::tmux::split_replies(&lines, &nonce, queries.len()).and_then(|replies| {
-                if PaneState::parse(&replies[0])?.dead {
-                    return Err(Error::new(
-                        Kind::PaneDied,
-                        format!("pane {pane} is dead (its program has exited)"),
-                    ));
-                }
-                debug_assert!(replies.len() >= ENTRY_QUERIES);
-                Ok(Entry::Fresh { replies })
-            })
-        }
-    };
-    Started {
-        pane: pane.to_owned(),
-        result,
-    }
-}
-
-fn same_user(stream: &UnixStream) -> bool {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: u32::MAX,
-        gid: u32::MAX,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    // SAFETY: geteuid has no preconditions.
-    r == 0 && cred.uid == unsafe { libc::geteuid() }
-}
-
-fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
-    // SAFETY: fcntl on a descriptor the caller owns.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    // SAFETY: as above.
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Bytes waiting to be read on a socket (FIONREAD).
-fn bytes_waiting(fd: RawFd) -> usize {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    let r = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
-    if r == 0 {
-        usize::try_from(n).unwrap_or(0)
-    } else {
-        0
-    }
-}
-
-fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
-    libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    }
-}
-
-/// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
-fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
-    let ms = match timeout {
-        // Rounded up: a wake-up just before the moment would only loop.
-        Some(t) => {
-            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
-        }
-        None => -1,
-    };
-    // SAFETY: `fds` is a valid slice of pollfd for its length.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pane_ids() {
-        assert!(valid_pane("%0"));
-        assert!(valid_pane("%123"));
-        for bad in ["", "%", "3", "%a", "%1;x", "%12345678901"] {
-            assert!(!valid_pane(bad), "{bad}");
         }
     }
 }

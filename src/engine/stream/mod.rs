@@ -25,6 +25,12 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
+mod health;
+mod link;
+
+use health::kind_from;
+use link::{history_query, spawn_reader};
+
 /// Where the pane's process cannot be watched (see `pidwatch`), how often
 /// the pane is checked for death or respawn while nothing else happens.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -336,76 +342,6 @@ impl StreamSource {
         Ok(st)
     }
 
-    /// Run `cmds` in one tmux command list at a point of the stream: sync,
-    /// run, sync again, until no byte came between the two syncs (then the
-    /// replies show the pane exactly where the stream stands, true) or
-    /// [`ALIGN_TRIES`] attempts passed (false: output kept flowing; the
-    /// replies are from within the last attempt).
-    pub fn aligned_query(
-        &mut self,
-        cmds: &[Vec<String>],
-        deadline: Instant,
-    ) -> Result<(Vec<Vec<String>>, bool)> {
-        let mut last = None;
-        for _ in 0..ALIGN_TRIES {
-            let before = self.sync(deadline)?;
-            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
-            let after = self.sync(deadline)?;
-            if before == after {
-                return Ok((replies, true));
-            }
-            last = Some(replies);
-        }
-        Ok((last.unwrap_or_default(), false))
-    }
-
-    /// Ask the hub to pass on what the pane's pipe holds now; returns the
-    /// stream's length once it has. Output events meanwhile are taken in.
-    pub fn sync(&mut self, deadline: Instant) -> Result<u64> {
-        self.sync_seq += 1;
-        let n = self.sync_seq;
-        if self
-            .hub
-            .write_all(format!("sync {n}\n").as_bytes())
-            .is_err()
-        {
-            return Err(self.lost());
-        }
-        let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
-        while self.synced < n {
-            match self
-                .rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(ev) => self.handle(ev)?,
-                Err(_) => {
-                    return Err(Error::new(
-                        Kind::Tmux,
-                        "tmux-wait's hub did not answer in time",
-                    ));
-                }
-            }
-        }
-        Ok(self.received)
-    }
-
-    /// Take in the stream until the joining wait that asked for `token`
-    /// starts (everything before is ours, nothing after), or `deadline`.
-    pub fn until_mark(&mut self, token: &str, deadline: Instant) -> Result<bool> {
-        loop {
-            if self.marks.iter().any(|m| m == token) {
-                return Ok(true);
-            }
-            match self
-                .rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(ev) => self.handle(ev)?,
-                Err(_) => return Ok(false),
-            }
-        }
-    }
-
     /// The entry's replies showed the pane where the stream starts (false
     /// for a wait that joined while output kept flowing).
     pub fn exact_entry(&self) -> bool {
@@ -450,12 +386,6 @@ impl StreamSource {
 
     pub fn tracker(&self) -> &LineTracker {
         &self.tracker
-    }
-
-    /// Run tmux commands in one command list and return their output; pane
-    /// output arriving meanwhile is kept for the next batch.
-    pub fn query_all(&mut self, commands: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
-        self.socket.batch(commands).map_err(|e| self.classify(e))
     }
 
     /// Lines and marks the tracker holds now (complete lines only), after
@@ -591,221 +521,6 @@ impl StreamSource {
         }
         Ok(())
     }
-
-    /// Look at the pane: gone, dead, respawned? Also its width.
-    fn check(&mut self) -> Result<()> {
-        self.next_check = Instant::now() + self.check_every;
-        let lines = self
-            .socket
-            .run([
-                "display-message",
-                "-p",
-                "-t",
-                &self.pane.pane_id,
-                CHECK_FORMAT,
-            ])
-            .map_err(|e| self.classify(e))?;
-        let f = self.verify(&lines)?;
-        if let Some(at) = self.pane_exited {
-            // The process is gone but tmux has not noticed yet (it marks the
-            // pane dead when it reads the end of its terminal): look again
-            // shortly, until it has.
-            if at.elapsed() < EXIT_NOTICE {
-                self.next_check = Instant::now() + Duration::from_millis(5);
-            }
-        }
-        if let Some(&w) = f.get(2) {
-            self.tracker
-                .set_width(usize::try_from(w.max(1)).unwrap_or(80));
-        }
-        Ok(())
-    }
-
-    fn closed(&self) -> Error {
-        Error::new(
-            Kind::PaneDied,
-            format!("pane {} was closed during the wait", self.pane.pane_id),
-        )
-    }
-
-    /// A failed tmux command during the wait: the server or the pane went.
-    fn classify(&self, e: Error) -> Error {
-        match e.kind {
-            Kind::NoServer => {
-                Error::new(Kind::ServerExited, "the tmux server exited during the wait")
-            }
-            Kind::NoPane => self.closed(),
-            _ => e,
-        }
-    }
-
-    /// Check a reply that starts `#{pane_id}\t#{pane_pid}\t#{pane_dead}`
-    /// (display-message falls back to another pane when ours is gone, so
-    /// the id is compared too); returns the numeric fields.
-    fn verify(&self, lines: &[String]) -> Result<Vec<i64>> {
-        let (id, f) = super::pane_fields(lines);
-        if id != self.pane.pane_id {
-            return Err(self.closed());
-        }
-        if f.len() < 2 {
-            return Err(Error::new(
-                Kind::Tmux,
-                format!("unexpected reply from tmux: {:?}", lines.join(" ")),
-            ));
-        }
-        // Dead first: tmux 3.8 shows no pid for a dead pane.
-        if f[1] == 1 {
-            return Err(Error::new(
-                Kind::PaneDied,
-                format!(
-                    "pane {}'s program exited during the wait",
-                    self.pane.pane_id
-                ),
-            ));
-        }
-        if f[0] != i64::from(self.pane.pane_pid) {
-            return Err(Error::new(
-                Kind::PaneRespawned,
-                format!("pane {} was respawned during the wait", self.pane.pane_id),
-            ));
-        }
-        Ok(f)
-    }
-
-    /// The pane's stream ended: find out why.
-    fn ended(&mut self, why: EndReason) -> Error {
-        if let Some(sig) = signals::pending() {
-            return Error::new(Kind::Interrupted(sig), "interrupted");
-        }
-        match self.pane_now() {
-            Err(e) => e,
-            Ok(()) => match why {
-                EndReason::Closed => Error::new(
-                    Kind::PipeBusy,
-                    format!(
-                        "another pipe-pane replaced or closed tmux-wait's pipe of pane {} during the wait",
-                        self.pane.pane_id
-                    ),
-                ),
-                EndReason::NoFeed => Error::new(
-                    Kind::Tmux,
-                    format!(
-                        "tmux could not start tmux-wait's pipe of pane {} (pipe-pane)",
-                        self.pane.pane_id
-                    ),
-                ),
-                EndReason::Overflow => Error::new(
-                    Kind::Tmux,
-                    "tmux-wait's hub dropped this wait: it fell too far behind the pane's output",
-                ),
-            },
-        }
-    }
-
-    /// The hub's connection broke: find out why.
-    fn lost(&mut self) -> Error {
-        if let Some(sig) = signals::pending() {
-            return Error::new(Kind::Interrupted(sig), "interrupted");
-        }
-        match self.pane_now() {
-            Err(e) => e,
-            Ok(()) => Error::new(
-                Kind::Tmux,
-                "tmux-wait's hub (which reads the pane for every wait) went away during the wait",
-            ),
-        }
-    }
-
-    /// Is the pane still the one we watched, alive? Ok when so.
-    fn pane_now(&self) -> Result<()> {
-        let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
-        match self
-            .socket
-            .run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
-        {
-            Err(e) => Err(self.classify(e)),
-            Ok(lines) => self.verify(&lines).map(|_| ()),
-        }
-    }
-}
-
-/// The history from row `from` (`-` for all of it) to the screen's end,
-/// wrapped rows joined.
-fn history_query(pane: &str, from: &str) -> Vec<String> {
-    [
-        "capture-pane",
-        "-p",
-        "-J",
-        "-t",
-        pane,
-        "-S",
-        from,
-        "-E",
-        "-",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect()
-}
-
-/// An error kind by its name (as the hub passes it on).
-fn kind_from(name: &str) -> Kind {
-    [
-        Kind::NoServer,
-        Kind::NoPane,
-        Kind::PaneDied,
-        Kind::ServerExited,
-        Kind::Io,
-    ]
-    .into_iter()
-    .find(|k| k.as_str() == name)
-    .unwrap_or(Kind::Tmux)
-}
-
-/// Read the hub's frames on a thread of their own (the hub never waits for
-/// a wait that stops reading, so this one always reads).
-fn spawn_reader(mut stream: UnixStream, mut dec: Decoder, tx: SyncSender<Event>) {
-    std::thread::Builder::new()
-        .name("hub-reader".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; 256 * 1024];
-            loop {
-                loop {
-                    match dec.next_frame() {
-                        Ok(Some(f)) => {
-                            let ev = match f {
-                                Frame::Data(d) => Event::Data(d, Instant::now()),
-                                Frame::Synced(n) => Event::Synced(n),
-                                Frame::Mark(m) => Event::Mark(m),
-                                Frame::End(r) => Event::End(r),
-                                Frame::Entry(_) => Event::HubLost,
-                            };
-                            if tx.send(ev).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(_) => {
-                            let _ = tx.send(Event::HubLost);
-                            return;
-                        }
-                    }
-                }
-                match stream.read(&mut buf) {
-                    Ok(0) => {
-                        let _ = tx.send(Event::HubLost);
-                        return;
-                    }
-                    Ok(n) => dec.push(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        let _ = tx.send(Event::HubLost);
-                        return;
-                    }
-                }
-            }
-        })
-        .expect("spawning a thread");
 }
 
 /// The screen below the cursor's row is blank and that row starts a line

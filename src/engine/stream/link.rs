@@ -1,0 +1,147 @@
+//! The connection to the hub: the reader thread, syncs that find a point
+//! of the stream, and queries taken at such a point.
+
+use super::*;
+
+impl StreamSource {
+    /// Run `cmds` in one tmux command list at a point of the stream: sync,
+    /// run, sync again, until no byte came between the two syncs (then the
+    /// replies show the pane exactly where the stream stands, true) or
+    /// [`ALIGN_TRIES`] attempts passed (false: output kept flowing; the
+    /// replies are from within the last attempt).
+    pub fn aligned_query(
+        &mut self,
+        cmds: &[Vec<String>],
+        deadline: Instant,
+    ) -> Result<(Vec<Vec<String>>, bool)> {
+        let mut last = None;
+        for _ in 0..ALIGN_TRIES {
+            let before = self.sync(deadline)?;
+            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
+            let after = self.sync(deadline)?;
+            if before == after {
+                return Ok((replies, true));
+            }
+            last = Some(replies);
+        }
+        Ok((last.unwrap_or_default(), false))
+    }
+
+    /// Ask the hub to pass on what the pane's pipe holds now; returns the
+    /// stream's length once it has. Output events meanwhile are taken in.
+    pub fn sync(&mut self, deadline: Instant) -> Result<u64> {
+        self.sync_seq += 1;
+        let n = self.sync_seq;
+        if self
+            .hub
+            .write_all(format!("sync {n}\n").as_bytes())
+            .is_err()
+        {
+            return Err(self.lost());
+        }
+        let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
+        while self.synced < n {
+            match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(ev) => self.handle(ev)?,
+                Err(_) => {
+                    return Err(Error::new(
+                        Kind::Tmux,
+                        "tmux-wait's hub did not answer in time",
+                    ));
+                }
+            }
+        }
+        Ok(self.received)
+    }
+
+    /// Take in the stream until the joining wait that asked for `token`
+    /// starts (everything before is ours, nothing after), or `deadline`.
+    pub fn until_mark(&mut self, token: &str, deadline: Instant) -> Result<bool> {
+        loop {
+            if self.marks.iter().any(|m| m == token) {
+                return Ok(true);
+            }
+            match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(ev) => self.handle(ev)?,
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+
+    /// Run tmux commands in one command list and return their output; pane
+    /// output arriving meanwhile is kept for the next batch.
+    pub fn query_all(&mut self, commands: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
+        self.socket.batch(commands).map_err(|e| self.classify(e))
+    }
+}
+
+/// Read the hub's frames on a thread of their own (the hub never waits for
+/// a wait that stops reading, so this one always reads).
+pub(super) fn spawn_reader(mut stream: UnixStream, mut dec: Decoder, tx: SyncSender<Event>) {
+    std::thread::Builder::new()
+        .name("hub-reader".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; 256 * 1024];
+            loop {
+                loop {
+                    match dec.next_frame() {
+                        Ok(Some(f)) => {
+                            let ev = match f {
+                                Frame::Data(d) => Event::Data(d, Instant::now()),
+                                Frame::Synced(n) => Event::Synced(n),
+                                Frame::Mark(m) => Event::Mark(m),
+                                Frame::End(r) => Event::End(r),
+                                Frame::Entry(_) => Event::HubLost,
+                            };
+                            if tx.send(ev).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(_) => {
+                            let _ = tx.send(Event::HubLost);
+                            return;
+                        }
+                    }
+                }
+                match stream.read(&mut buf) {
+                    Ok(0) => {
+                        let _ = tx.send(Event::HubLost);
+                        return;
+                    }
+                    Ok(n) => dec.push(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        let _ = tx.send(Event::HubLost);
+                        return;
+                    }
+                }
+            }
+        })
+        .expect("spawning a thread");
+}
+
+/// The history from row `from` (`-` for all of it) to the screen's end,
+/// wrapped rows joined.
+pub(super) fn history_query(pane: &str, from: &str) -> Vec<String> {
+    [
+        "capture-pane",
+        "-p",
+        "-J",
+        "-t",
+        pane,
+        "-S",
+        from,
+        "-E",
+        "-",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}

@@ -1,0 +1,79 @@
+//! The one tmux command list that opens a pane's pipe: only when the pane
+//! has none, and with the wait's entry queries read in the same go.
+
+use super::policy::ENTRY_QUERIES;
+use super::protocol::Entry;
+use crate::error::{Error, Kind, Result};
+use crate::tmux::protocol::command_list;
+use crate::tmux::{PaneState, Socket};
+
+/// A finished `if-shell ... pipe-pane ...` command list.
+pub(super) struct Started {
+    pub(super) pane: String,
+    pub(super) result: Result<Entry>,
+}
+
+/// Open pane `pane`'s pipe unless it has one, and read its state and
+/// `queries` in the same command list.
+pub(super) fn start_pipe(
+    socket: &Socket,
+    pane: &str,
+    feed: &str,
+    queries: &[Vec<String>],
+) -> Started {
+    let nonce = crate::state::random_id();
+    let s = |a: &str| a.to_owned();
+    let mut inner = vec![vec![
+        s("pipe-pane"),
+        s("-I"),
+        s("-O"),
+        s("-t"),
+        s(pane),
+        s(feed),
+    ]];
+    for (i, q) in queries.iter().enumerate() {
+        inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:{i}")]);
+        inner.push(q.clone());
+    }
+    inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:end")]);
+    let foreign = vec![vec![
+        s("display-message"),
+        s("-p"),
+        format!("{nonce}:foreign"),
+    ]];
+    let args = [
+        s("if-shell"),
+        s("-F"),
+        s("-t"),
+        s(pane),
+        s("#{pane_pipe}"),
+        command_list(&foreign),
+        command_list(&inner),
+    ];
+    let result = match socket.run(args) {
+        Err(e) => Err(e),
+        Ok(lines)
+            if lines
+                .first()
+                .is_some_and(|l| *l == format!("{nonce}:foreign")) =>
+        {
+            Ok(Entry::Foreign)
+        }
+        Ok(lines) => {
+            crate::tmux::split_replies(&lines, &nonce, queries.len()).and_then(|replies| {
+                if PaneState::parse(&replies[0])?.dead {
+                    return Err(Error::new(
+                        Kind::PaneDied,
+                        format!("pane {pane} is dead (its program has exited)"),
+                    ));
+                }
+                debug_assert!(replies.len() >= ENTRY_QUERIES);
+                Ok(Entry::Fresh { replies })
+            })
+        }
+    };
+    Started {
+        pane: pane.to_owned(),
+        result,
+    }
+}
