@@ -315,6 +315,75 @@ fn lines_for_people(lines: &[String]) -> String {
     s
 }
 
+/// Where a command's exit status came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitSource {
+    /// The marks around a command typed by `run` (exact).
+    Wrapper,
+    /// The shell's own OSC 133 marks.
+    Osc133,
+    /// The shell took the terminal back: the command ended, status unknown.
+    Shell,
+    /// The command ended the shell (`exit`) in a pane kept by remain-on-exit.
+    PaneDead,
+    /// The pane closed.
+    PaneClosed,
+    /// The pane's program is not the one that ran the command.
+    Respawned,
+    /// A run ended while nothing watched it.
+    Unobserved,
+}
+
+impl ExitSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitSource::Wrapper => "wrapper",
+            ExitSource::Osc133 => "osc133",
+            ExitSource::Shell => "shell",
+            ExitSource::PaneDead => "pane_dead",
+            ExitSource::PaneClosed => "pane_closed",
+            ExitSource::Respawned => "respawned",
+            ExitSource::Unobserved => "unobserved",
+        }
+    }
+}
+
+/// Why an `output` call returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputReason {
+    /// There were unseen lines.
+    Output,
+    /// A line matched `--until`.
+    Until,
+    /// The command being followed ended.
+    Finished,
+    /// A program is waiting at its own prompt.
+    Prompt,
+    /// Nothing came in time.
+    Timeout,
+}
+
+/// What became of text typed at the shell prompt and not submitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputOutcome {
+    Submitted,
+    Erased,
+    Pending,
+}
+
+impl InputOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputOutcome::Submitted => "submitted",
+            InputOutcome::Erased => "erased",
+            InputOutcome::Pending => "pending",
+        }
+    }
+}
+
 /// `run --json`: the peer's `run_command` keys first.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -328,9 +397,8 @@ pub struct RunResult {
     pub effective_timeout: f64,
     /// The command ended (false: timed out or stopped at a program's prompt).
     pub finished: bool,
-    /// Where the exit status came from: "wrapper", or "pane_dead" when the
-    /// command ended the shell (`exit`) in a pane kept by remain-on-exit.
-    pub exit_source: Option<&'static str>,
+    /// Where the exit status came from.
+    pub exit_source: Option<ExitSource>,
     /// An interactive program's prompt the command stopped at.
     pub prompt: Option<String>,
     pub cursor: String,
@@ -344,15 +412,13 @@ pub struct OutputResult {
     /// The lines not shown before to this cursor, clipped per the options.
     pub lines: Vec<String>,
     pub cursor: String,
-    /// Why the call returned: output, until, finished, prompt, timeout.
-    pub reason: &'static str,
+    /// Why the call returned.
+    pub reason: OutputReason,
     /// The command being followed ended.
     pub finished: bool,
     pub exit_status: Option<i32>,
-    /// "wrapper" (a command typed by run), "osc133" (the shell's marks),
-    /// "shell" (the shell took the terminal back: no status), "pane_dead",
-    /// "pane_closed", "respawned", "unobserved" (a run ended while nobody watched).
-    pub exit_source: Option<&'static str>,
+    /// Where the exit status came from.
+    pub exit_source: Option<ExitSource>,
     pub timed_out: bool,
     /// The program in the pane's foreground when the call returned, if not
     /// the shell.
@@ -374,8 +440,8 @@ pub struct OutputResult {
     pub prompt: Option<String>,
     /// Text typed at the shell prompt and not submitted.
     pub unsubmitted_input: Option<String>,
-    /// What became of it during the call: "submitted", "erased", "pending".
-    pub input_outcome: Option<&'static str>,
+    /// What became of it during the call.
+    pub input_outcome: Option<InputOutcome>,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
     pub save_error: Option<String>,
@@ -414,7 +480,7 @@ impl RunResult {
         } else if self.finished && self.exit_status.is_none() {
             Some(format!(
                 "tmux-wait: the pane closed before the command reported its status ({})",
-                self.exit_source.unwrap_or("unknown")
+                self.exit_source.map_or("unknown", ExitSource::as_str)
             ))
         } else {
             self.save_error.as_ref().map(|e| format!("tmux-wait: {e}"))
@@ -443,7 +509,7 @@ impl OutputResult {
                 Some(s) => parts.push(format!("finished, exit {s}")),
                 None => parts.push(format!(
                     "finished (exit status unknown: {})",
-                    self.exit_source.unwrap_or("?")
+                    self.exit_source.map_or("?", ExitSource::as_str)
                 )),
             }
         } else if let Some(p) = &self.prompt {
@@ -472,7 +538,7 @@ impl OutputResult {
             parts.push(format!(
                 "unsubmitted input {:?} ({})",
                 sanitize(t),
-                self.input_outcome.unwrap_or("pending")
+                self.input_outcome.unwrap_or(InputOutcome::Pending).as_str()
             ));
         }
         if let Some(e) = &self.save_error {

@@ -1276,7 +1276,7 @@ mod tests {
             pane_id: "%1".into(),
             lines: vec![],
             cursor: "c".into(),
-            reason: "output",
+            reason: crate::report::OutputReason::Output,
             finished: false,
             exit_status: None,
             exit_source: None,

@@ -1,0 +1,151 @@
+//! What runs in the pane: the shell at its prompt, a program at its own
+//! prompt, or a command still running; and how the pane ended.
+
+use super::*;
+
+impl Follow {
+    /// What runs in the pane's foreground now: from `/proc` (Linux), else
+    /// from tmux's `#{pane_current_command}` against the shell's name.
+    pub(super) fn foreground(&mut self) -> Fg {
+        let pid = self.pane.pane_pid;
+        if shell::proc_available() {
+            return match shell::shell_in_foreground(pid) {
+                Some(true) => Fg::Shell,
+                Some(false) => Fg::Command(shell::foreground_command(pid).unwrap_or_default()),
+                None => Fg::Unknown,
+            };
+        }
+        let asked = self.src.query_all(&[argv(&[
+            "display-message",
+            "-p",
+            "-t",
+            &self.pane.pane_id,
+            "#{pane_current_command}",
+        ])]);
+        let cmd = match asked {
+            Ok(r) => r[0].first().cloned().unwrap_or_default(),
+            Err(_) => return Fg::Unknown,
+        };
+        if cmd.is_empty() || self.shell_name.is_empty() {
+            Fg::Unknown
+        } else if cmd == self.shell_name {
+            Fg::Shell
+        } else {
+            Fg::Command(cmd)
+        }
+    }
+
+    /// The unfinished line is an interactive program's prompt: it matches,
+    /// and stays so while the pane is quiet for a moment (a prompt can
+    /// arrive in pieces: `>` then `>> `).
+    pub(super) fn program_prompt(&mut self) -> Option<String> {
+        let looks = |f: &mut Follow| {
+            if !f.src.tracker().has_partial() || f.foreground() == Fg::Shell {
+                return None;
+            }
+            let line = f.src.tracker().current_line();
+            (line.len() < 512 && f.prompt_re.is_match(&line)).then_some(line)
+        };
+        looks(self)?;
+        // Quiet for a moment, and the program asleep (waiting for input,
+        // not still writing its prompt: `>` then `>> ` on a busy machine).
+        let patience = Instant::now() + Duration::from_millis(300);
+        loop {
+            self.drain(Duration::from_millis(15));
+            if self.finished.is_some() {
+                return None;
+            }
+            if shell::foreground_running(self.pane.pane_pid) != Some(true)
+                || Instant::now() >= patience
+            {
+                return looks(self);
+            }
+        }
+    }
+
+    /// Take in what arrives until the pane is quiet for `quiet` (at most
+    /// ten times that); errors are left for the next batch to meet.
+    pub(super) fn drain(&mut self, quiet: Duration) {
+        let stop = Instant::now() + quiet * 10;
+        loop {
+            match self.src.next_items((Instant::now() + quiet).min(stop)) {
+                Ok(Some(items)) => self.absorb(items),
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    let socket = self.socket.clone();
+                    self.finished = Some(self.pane_end(&socket, &e));
+                    return;
+                }
+                _ => return,
+            };
+            if Instant::now() >= stop {
+                return;
+            }
+        }
+    }
+
+    /// Gather more output until the pane is quiet for a moment (or the
+    /// batch is old enough), so one reply holds one burst of output.
+    pub(super) fn settle(&mut self, deadline: Instant) -> Result<()> {
+        let stop = (Instant::now() + SETTLE_MAX).min(deadline);
+        loop {
+            let now = Instant::now();
+            if now >= stop || self.finished.is_some() {
+                return Ok(());
+            }
+            match self.src.next_items((now + SETTLE_QUIET).min(stop)) {
+                Ok(Some(items)) => {
+                    self.absorb(items);
+                }
+                Ok(None) => return Ok(()),
+                // The pane went: that is how the command ended.
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    let socket = self.socket.clone();
+                    self.finished = Some(self.pane_end(&socket, &e));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The pane went away, its program exited, or it was respawned (`e`
+    /// says which): how the followed command ended.
+    pub(super) fn pane_end(&self, socket: &Socket, e: &Error) -> Finish {
+        if e.kind == Kind::PaneRespawned {
+            return Finish {
+                status: None,
+                source: ExitSource::Respawned,
+            };
+        }
+        let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}";
+        // tmux marks the pane dead when its terminal closes and learns the
+        // status when it reaps the process, a moment later; tmux 3.3a also
+        // loses it now and then (2 pane deaths in 30, without tmux-wait):
+        // then there is none to wait for.
+        let patience = Instant::now() + Duration::from_millis(300);
+        while let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
+            let line = lines.first().cloned().unwrap_or_default();
+            let f: Vec<&str> = line.split('\t').collect();
+            if f.first() != Some(&self.pane.pane_id.as_str()) || f.get(1) != Some(&"1") {
+                break;
+            }
+            let status = f.get(2).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
+                // Killed by a signal: report it as a shell would.
+                f.get(3)
+                    .and_then(|s| s.parse::<i32>().ok())
+                    .map(|sig| 128 + sig)
+            });
+            if status.is_some() || Instant::now() >= patience {
+                return Finish {
+                    status,
+                    source: ExitSource::PaneDead,
+                };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Finish {
+            status: None,
+            source: ExitSource::PaneClosed,
+        }
+    }
+}

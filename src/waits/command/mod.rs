@@ -1,0 +1,289 @@
+//! Command waits. `run` types a command into the pane's shell and waits for
+//! it to end; `output` returns what the pane wrote that a cursor has not
+//! shown yet, waiting until there is something to return.
+//!
+//! `run` brackets the command with two escape sequences tmux does not draw
+//! (see `vt::RUN_OSC`): the one before says where the command's output
+//! starts, the one after where it ends and with which status. They travel in
+//! the pane's byte stream, in order with the output, so the output is exactly
+//! what lies between them (no prompt, no echo, no wrapper) and the status
+//! needs no extra process, channel or option. The id in them is random per
+//! call, so a program cannot forge the end of a command, and a run that timed
+//! out leaves nothing a later run can mistake for its own.
+
+use crate::clip::{ClipOptions, Lines, clip};
+use crate::cursor::{self, Missed, Record};
+use crate::engine::Setup;
+use crate::engine::shell;
+use crate::engine::stream::StreamSource;
+use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
+use crate::error::{Error, Kind, Result};
+use crate::report::{ExitSource, InputOutcome, OutputReason, OutputResult, RunResult, seconds};
+use crate::tmux::{PaneInfo, Socket, resolve_pane};
+use regex::Regex;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+mod follower;
+mod foreground;
+mod output;
+mod run;
+mod save;
+mod typing;
+
+pub use crate::tmux::protocol::sh_quote;
+use follower::*;
+pub use follower::{exit_option, follow_run};
+pub use output::output;
+pub use run::run;
+use save::Saver;
+pub use typing::wrapper;
+use typing::*;
+
+/// The seed's cap on one `output` call.
+pub const MAX_OUTPUT_TIMEOUT: Duration = Duration::from_secs(1500);
+/// Commands longer than this are refused (they are typed as keys).
+const MAX_COMMAND_BYTES: usize = 16 * 1024;
+/// New output is gathered until the pane is quiet this long...
+const SETTLE_QUIET: Duration = Duration::from_millis(20);
+/// ...or this long after the first new line, whichever is first.
+const SETTLE_MAX: Duration = Duration::from_millis(300);
+/// Text every wrapper typed by `run` contains; lines holding it are the echo
+/// of a typed wrapper, never output.
+const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
+/// Interactive programs' prompts, matched against the unfinished last line
+/// (trailing spaces removed).
+const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
+
+/// What both subcommands share.
+#[derive(Debug, Clone)]
+pub struct Common {
+    pub socket: Socket,
+    pub target: Option<String>,
+    pub cursor: String,
+    pub timeout: Duration,
+    pub clip: ClipOptions,
+    pub save_to: Option<PathBuf>,
+    /// An interactive program's prompt, in addition to the known ones.
+    pub prompt: Option<Regex>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub common: Common,
+    pub command: String,
+    pub force: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct OutputRequest {
+    pub common: Common,
+    pub until: Option<Regex>,
+    pub ndjson: bool,
+    /// Channel to signal once armed.
+    pub ready: Option<String>,
+}
+
+/// What runs in the pane's foreground.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fg {
+    /// The shell itself (at its prompt, or between the commands of a list).
+    Shell,
+    /// Another program: its name.
+    Command(String),
+    Unknown,
+}
+
+/// How a followed command ended.
+#[derive(Debug, Clone, Copy)]
+struct Finish {
+    status: Option<i32>,
+    source: ExitSource,
+}
+
+/// One pane followed through its stream, gathering lines.
+struct Follow {
+    src: StreamSource,
+    socket: Socket,
+    pane: PaneInfo,
+    lines: Lines,
+    /// `--show`, so thinning keeps its matches.
+    show: Option<Regex>,
+    /// The pane's own program (its shell), to tell it from a command in
+    /// the foreground where `/proc` cannot.
+    shell_name: String,
+    /// `output --until`, checked on each line as it arrives.
+    until: Option<Regex>,
+    until_hit: bool,
+    /// The run whose end is awaited (ours, or one a cursor left pending).
+    run: Option<String>,
+    /// Keep only lines between that run's begin and end marks.
+    run_only: bool,
+    inside: bool,
+    finished: Option<Finish>,
+    saver: Option<Saver>,
+    prompt_re: Regex,
+    /// Row and hash of the unfinished line last shown (it is not shown
+    /// again while it stays as it is, where it is).
+    shown_part: (i64, u64),
+    /// The pane's cursor row (from the oldest history line) when the cursor
+    /// was last saved.
+    saved_abs: i64,
+}
+
+impl Follow {
+    fn open(
+        req: &Common,
+        cursor_option: Option<String>,
+        ready: Option<String>,
+        mark: Option<String>,
+        deadline: Instant,
+    ) -> Result<Follow> {
+        let pane = resolve_pane(&req.socket, req.target.as_deref())?;
+        let setup = Setup {
+            interval: Duration::from_millis(50),
+            ready,
+            deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
+            final_lines: true,
+            cursor_option,
+            mark,
+        };
+        let src = StreamSource::open(&req.socket, &pane, &setup).map_err(|e| match e.kind {
+            Kind::PipeBusy => Error::new(
+                Kind::PipeBusy,
+                format!(
+                    "another program pipes pane {}'s output (pipe-pane), and run and output read the pane through a pipe of their own; tmux-wait leaves that pipe alone (text waits fall back to polling there)",
+                    pane.pane_id
+                ),
+            ),
+            _ => e,
+        })?;
+        let pane = src.pane().clone();
+        let shell_name = shell::program_name(pane.pane_pid).unwrap_or_default();
+        let prompt_re = match &req.prompt {
+            Some(extra) => Regex::new(&format!("{DEFAULT_PROMPTS}|(?:{})", extra.as_str()))
+                .map_err(|e| Error::new(Kind::InvalidRegex, format!("invalid --prompt: {e}")))?,
+            None => Regex::new(DEFAULT_PROMPTS).expect("default prompts are valid"),
+        };
+        Ok(Follow {
+            src,
+            socket: req.socket.clone(),
+            pane,
+            lines: Lines::default(),
+            show: req.clip.show.clone(),
+            until: None,
+            until_hit: false,
+            shell_name,
+            run: None,
+            run_only: false,
+            inside: false,
+            finished: None,
+            saver: None,
+            prompt_re,
+            shown_part: (-1, 0),
+            saved_abs: -1,
+        })
+    }
+
+    /// Take lines and marks in; returns how many lines were added.
+    fn absorb(&mut self, items: Vec<Item>) -> usize {
+        let mut fresh: Vec<String> = Vec::new();
+        let before = self.lines.len();
+        for item in items {
+            match item {
+                Item::Line(c) => {
+                    let line = c.line();
+                    if line.contains(WRAPPER_SIGNATURE) || (self.run_only && !self.inside) {
+                        continue;
+                    }
+                    if self.finished.is_some() && self.run_only {
+                        continue;
+                    }
+                    if self.saver.is_some() {
+                        fresh.push(line.to_owned());
+                    }
+                    if self.until.as_ref().is_some_and(|re| re.is_match(line)) {
+                        self.until_hit = true;
+                    }
+                    self.lines.push(line.to_owned(), self.show.as_ref());
+                }
+                Item::Mark(Mark::RunBegin(id)) => {
+                    if self.run.as_deref() == Some(id.as_str()) {
+                        self.inside = true;
+                    }
+                }
+                Item::Mark(Mark::RunEnd(id, status)) => {
+                    let ours = self.run.as_deref() == Some(id.as_str());
+                    if ours {
+                        self.inside = false;
+                    }
+                    if ours || !self.run_only {
+                        self.finished.get_or_insert(Finish {
+                            status,
+                            source: ExitSource::Wrapper,
+                        });
+                    }
+                }
+                Item::Mark(Mark::CommandDone(status)) if !self.run_only => {
+                    self.finished.get_or_insert(Finish {
+                        status,
+                        source: ExitSource::Osc133,
+                    });
+                }
+                Item::Mark(Mark::CommandDone(_)) => {}
+            }
+        }
+        if let Some(s) = &mut self.saver
+            && !fresh.is_empty()
+        {
+            s.write(&fresh);
+        }
+        self.lines.len().saturating_sub(before)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapper_quotes_the_command_once() {
+        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls");
+        assert!(w.starts_with(" command printf '\\033]7731;tmux-wait;ab12;B\\007';eval "));
+        assert!(w.contains(r#"eval 'echo '\''it'\'''\''s'\'' "$HOME"; ls';"#));
+        assert!(w.ends_with(r#"'\033]7731;tmux-wait;ab12;E;%d\007' "$?""#));
+        assert!(w.contains(WRAPPER_SIGNATURE));
+    }
+
+    #[test]
+    fn commands_must_be_one_plain_line() {
+        assert!(validate_command("make test").is_ok());
+        for bad in ["", "  ", "a\nb", "a\rb", "a\tb", "a\0b", "a\x1bb"] {
+            assert!(validate_command(bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_command(&"x".repeat(MAX_COMMAND_BYTES + 1)).is_err());
+    }
+
+    #[test]
+    fn default_prompts() {
+        let re = Regex::new(DEFAULT_PROMPTS).unwrap();
+        for p in [
+            ">>>",
+            "...",
+            "(gdb)",
+            "(Pdb)",
+            "In [3]:",
+            "irb(main):001:0>",
+            "postgres=#",
+            "sqlite>",
+            ">",
+        ] {
+            assert!(re.is_match(p), "{p}");
+        }
+        for p in ["$", "building...", "> done", "a >>>"] {
+            assert!(!re.is_match(p), "{p}");
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! `output`: what the pane wrote that a cursor has not shown yet.
+
+use super::*;
+
+pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Result<OutputResult> {
+    let start = Instant::now();
+    let c = &req.common;
+    let deadline = start + c.timeout;
+    let saver = match &c.save_to {
+        Some(p) => Some(Saver::open(p, false)?),
+        None => None,
+    };
+    let option = cursor::option_name(&c.cursor);
+    let mut f = Follow::open(c, Some(option), req.ready.clone(), None, deadline)?;
+    f.saver = saver;
+    let pid = f.pane.pane_pid;
+    let rec = Record::parse(f.src.cursor_value());
+    let geometry = f.src.geometry();
+    let whole = f.src.history_from() == 0;
+    let mut located = cursor::locate(
+        rec.as_ref(),
+        f.src.history(),
+        f.src.history_from(),
+        &geometry,
+        whole,
+    );
+    if located.is_none() {
+        f.src
+            .rebaseline_all(Instant::now() + Duration::from_secs(10))?;
+        located = cursor::locate(rec.as_ref(), f.src.history(), 0, &f.src.geometry(), true);
+    }
+    let located = located.expect("a whole capture always locates");
+    let respawned = rec.as_ref().is_some_and(|r| r.pid != pid);
+    let (lines_missed, exact, cleared) = match located.missed {
+        Missed::None => (0, true, false),
+        Missed::Trimmed(n) => (n, false, false),
+        Missed::Cleared => (0, false, true),
+    };
+
+    // Lines already there and not shown: complete ones, and the cursor's
+    // unfinished line unless it is the shell's prompt.
+    let mut hist: Vec<String> = f.src.history()[located.first.min(f.src.history().len())..]
+        .iter()
+        .map(|l| l.trim_end().to_owned())
+        .collect();
+    if located.skip_first && !hist.is_empty() {
+        hist.remove(0);
+    }
+    while hist.last().is_some_and(|l| l.is_empty()) {
+        hist.pop();
+    }
+    let tracker_line = f.src.tracker().current_line();
+    let at_shell_prompt = f.src.tracker().at_prompt();
+    f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
+    let mut entry_partial = None;
+    if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
+        let l = hist.pop().unwrap_or_default();
+        if !at_shell_prompt {
+            entry_partial = Some(l);
+        }
+    }
+    hist.retain(|l| !l.contains(WRAPPER_SIGNATURE));
+    if let Some(s) = &mut f.saver {
+        s.write(&hist);
+    }
+    f.until = req.until.clone();
+    let show = f.show.clone();
+    for l in hist {
+        if f.until.as_ref().is_some_and(|re| re.is_match(&l)) {
+            f.until_hit = true;
+        }
+        f.lines.push(l, show.as_ref());
+    }
+
+    // A run that returned before its command ended: did it end meanwhile?
+    // Its follower leaves the status in a pane option.
+    f.run = rec.as_ref().and_then(|r| r.run.clone());
+    if let Some(id) = f.run.clone() {
+        pending_run_status(&mut f, &c.socket, &id)?;
+    }
+    // A command was running at the last call, or new lines came since, and
+    // the shell is reading a command line again: what ran ended in between
+    // (reported at once).
+    if f.finished.is_none()
+        && (rec.as_ref().is_some_and(|r| r.busy) || (rec.is_some() && !f.lines.is_empty()))
+        && f.foreground() == Fg::Shell
+        && (at_shell_prompt || shell::line_editor_active(pid, &f.pane.pane_tty))
+    {
+        // tmux 3.8 keeps the status of the last command a shell marked with
+        // OSC 133: the one that ended since the cursor was saved.
+        let status = rec
+            .as_ref()
+            .and_then(|r| command_status_since(&c.socket, &f.pane.pane_id, r.saved));
+        f.finished = Some(Finish {
+            status,
+            source: if status.is_some() {
+                ExitSource::Osc133
+            } else {
+                ExitSource::Shell
+            },
+        });
+    }
+
+    let (before, after) = f.src.tracker().split_at_cursor();
+    let typed = if at_shell_prompt {
+        shell::unsubmitted_text(&before, &after)
+    } else {
+        None
+    };
+    let mut input_outcome = typed.as_ref().map(|_| InputOutcome::Pending);
+    let prompts_at_entry = f.src.tracker().prompts().0;
+    let mut running_seen = matches!(f.foreground(), Fg::Command(_));
+    let mut timed_out = false;
+    let mut reason = OutputReason::Output;
+    let until_in = |partial: Option<&str>| -> bool {
+        req.until
+            .as_ref()
+            .is_some_and(|re| partial.is_some_and(|p| re.is_match(p)))
+    };
+
+    let mut prompt = None;
+    let mut ready = if f.finished.is_some() {
+        reason = OutputReason::Finished;
+        true
+    } else if req.until.is_some() {
+        let hit = f.until_hit || until_in(entry_partial.as_deref());
+        if hit {
+            reason = OutputReason::Until;
+        }
+        hit
+    } else if entry_partial
+        .as_ref()
+        .is_some_and(|p| p.len() < 512 && f.prompt_re.is_match(p))
+        && matches!(f.foreground(), Fg::Command(_))
+    {
+        let p = entry_partial.clone().unwrap_or_default();
+        // A program stopped at its prompt since the last call.
+        prompt = Some(p.clone());
+        reason = OutputReason::Prompt;
+        true
+    } else {
+        !f.lines.is_empty() || entry_partial.is_some()
+    };
+    let mut sent_any = false;
+    loop {
+        if !ready {
+            match f.src.next_items(deadline) {
+                Ok(Some(items)) => {
+                    f.absorb(items);
+                }
+                Ok(None) => {
+                    timed_out = true;
+                    reason = OutputReason::Timeout;
+                }
+                // The pane went: that is how the command ended (the check
+                // below says finished; the cursor is not saved on a gone pane).
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    f.finished = Some(f.pane_end(&c.socket, &e));
+                }
+                Err(e) => return Err(e),
+            }
+            if !timed_out {
+                let mut state = StateCheck {
+                    pid,
+                    prompts_at_entry,
+                    running_seen: &mut running_seen,
+                    input_outcome: &mut input_outcome,
+                };
+                let mut decided = state.check(&mut f);
+                if decided.is_none() && req.until.is_some() {
+                    let t = f.src.tracker();
+                    let partial = t.has_partial().then(|| t.current_line());
+                    if f.until_hit || until_in(partial.as_deref()) {
+                        decided = Some(Decision::Until);
+                    }
+                } else if decided.is_none()
+                    && (!f.lines.is_empty() || f.src.tracker().has_partial())
+                {
+                    // One burst of output is one reply: gather it, then
+                    // look again (the command may have ended meanwhile).
+                    f.settle(deadline)?;
+                    decided = Some(state.check(&mut f).unwrap_or(Decision::Output));
+                }
+                ready = decided.is_some();
+                match decided {
+                    Some(Decision::Finished) => reason = OutputReason::Finished,
+                    Some(Decision::Prompt(p)) => {
+                        prompt = Some(p);
+                        reason = OutputReason::Prompt;
+                    }
+                    Some(Decision::Until) => reason = OutputReason::Until,
+                    Some(Decision::Output) => reason = OutputReason::Output,
+                    None => {}
+                }
+            } else {
+                ready = true;
+            }
+            if !ready {
+                continue;
+            }
+        }
+        // Ready to return (or, with --ndjson, to print a batch).
+        let done = f.finished.is_some() || timed_out || prompt.is_some() || !req.ndjson;
+        let r = finish_output(
+            &mut f,
+            req,
+            start,
+            ReturnState {
+                reason,
+                timed_out,
+                prompt: prompt.clone(),
+                typed: typed.clone(),
+                input_outcome,
+                lines_missed: if sent_any { 0 } else { lines_missed },
+                exact: sent_any || exact,
+                cleared: !sent_any && cleared,
+                respawned: !sent_any && respawned,
+            },
+        )?;
+        if done {
+            return Ok(r);
+        }
+        emit(&r);
+        sent_any = true;
+        f.lines.clear();
+        f.until_hit = false;
+        ready = false;
+        reason = OutputReason::Output;
+    }
+}
+
+pub(super) fn finish_output(
+    f: &mut Follow,
+    req: &OutputRequest,
+    start: Instant,
+    st: ReturnState,
+) -> Result<OutputResult> {
+    let c = &req.common;
+    let pending = if f.finished.is_some() {
+        None
+    } else {
+        f.run.clone()
+    };
+    // The unfinished line is shown unless it is the shell's prompt, or was
+    // shown already as it is.
+    let show = !f.src.tracker().at_prompt() && f.finished.is_none();
+    let mut partial = None;
+    if !matches!(
+        f.finished,
+        Some(Finish {
+            source: ExitSource::PaneDead | ExitSource::PaneClosed,
+            ..
+        })
+    ) {
+        match f.save_cursor(&c.socket, &c.cursor, show, pending) {
+            Ok(p) => partial = p,
+            Err(e) if matches!(e.kind, Kind::PaneDied | Kind::NoPane) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if let (Some(id), Some(_)) = (&f.run, f.finished) {
+        // Seen ending here; its follower may have stored the status too.
+        let _ = c
+            .socket
+            .run(["set-option", "-pu", "-t", &f.pane.pane_id, &exit_option(id)]);
+    }
+    let partial = partial.filter(|p| (f.saved_abs, cursor::hash_text(&[p])) != f.shown_part);
+    if let Some(p) = &partial {
+        f.shown_part = (f.saved_abs, cursor::hash_text(&[p]));
+    }
+    let mut lines = std::mem::take(&mut f.lines);
+    let is_partial = partial.is_some();
+    if let Some(p) = partial {
+        lines.push(p, f.show.as_ref());
+    }
+    let mut clipped = clip(&lines.lines, &c.clip);
+    clipped.clipped += lines.thinned;
+    let running = match f.foreground() {
+        Fg::Command(c) => Some(c),
+        _ => None,
+    };
+    Ok(OutputResult {
+        pane_id: f.pane.pane_id.clone(),
+        lines: clipped.lines,
+        cursor: c.cursor.clone(),
+        // The end may have come with the last output taken in.
+        reason: if f.finished.is_some() && st.reason == OutputReason::Output {
+            OutputReason::Finished
+        } else {
+            st.reason
+        },
+        finished: f.finished.is_some(),
+        exit_status: f.finished.and_then(|x| x.status),
+        exit_source: f.finished.map(|x| x.source),
+        timed_out: st.timed_out,
+        running,
+        lines_missed: st.lines_missed,
+        lines_missed_exact: st.exact,
+        history_cleared: st.cleared,
+        respawned: st.respawned,
+        clipped_lines: clipped.clipped,
+        partial: is_partial,
+        prompt: st.prompt,
+        unsubmitted_input: st.typed,
+        input_outcome: st.input_outcome,
+        elapsed_seconds: seconds(start.elapsed()),
+        effective_timeout: seconds(c.timeout),
+        save_error: f.saver.as_ref().and_then(|s| s.error.clone()),
+    })
+}
+
+pub(super) enum Decision {
+    Finished,
+    Prompt(String),
+    Until,
+    Output,
+}
+
+/// Looks at the pane after each batch: did the followed command end, did a
+/// program stop at its prompt, what became of unsubmitted input.
+pub(super) struct StateCheck<'a> {
+    pid: u32,
+    prompts_at_entry: u32,
+    running_seen: &'a mut bool,
+    input_outcome: &'a mut Option<InputOutcome>,
+}
+
+impl StateCheck<'_> {
+    fn check(&mut self, f: &mut Follow) -> Option<Decision> {
+        let fg = f.foreground();
+        if matches!(fg, Fg::Command(_)) {
+            *self.running_seen = true;
+        }
+        let prompt_back = f.src.tracker().prompts().0 > self.prompts_at_entry;
+        // The shell is back in the foreground between the commands of a
+        // list too (`a; echo; b`): it must be reading a command line again
+        // (raw terminal, or bracketed paste switched back on).
+        let shell_fg = match fg {
+            Fg::Shell => Some(true),
+            Fg::Command(_) => Some(false),
+            Fg::Unknown => None,
+        };
+        let reading = shell::line_editor_active(self.pid, &f.pane.pane_tty) || prompt_back;
+        if f.finished.is_none()
+            && (*self.running_seen || prompt_back)
+            && (shell_fg == Some(true) || shell_fg.is_none())
+            && reading
+            && (!f.lines.is_empty() || *self.running_seen)
+        {
+            // The shell is back: what it wrote on the way (an end mark of
+            // `run`, an OSC 133 D) may still be in flight; it says more.
+            let status = f.src.tracker().prompts().1.filter(|_| prompt_back);
+            f.drain(Duration::from_millis(30));
+            if f.finished.is_none() {
+                f.finished = Some(Finish {
+                    status,
+                    source: if status.is_some() {
+                        ExitSource::Osc133
+                    } else {
+                        ExitSource::Shell
+                    },
+                });
+            }
+        }
+        let t = f.src.tracker();
+        if *self.input_outcome == Some(InputOutcome::Pending) {
+            if !t.at_prompt() || prompt_back {
+                *self.input_outcome = Some(InputOutcome::Submitted);
+            } else {
+                let (b, a) = t.split_at_cursor();
+                if shell::unsubmitted_text(&b, &a).is_none() {
+                    *self.input_outcome = Some(InputOutcome::Erased);
+                }
+            }
+        }
+        if f.finished.is_some() {
+            Some(Decision::Finished)
+        } else if let Some(p) = f.program_prompt() {
+            Some(Decision::Prompt(p))
+        } else if self
+            .input_outcome
+            .is_some_and(|o| o != InputOutcome::Pending)
+        {
+            Some(Decision::Output)
+        } else {
+            None
+        }
+    }
+}
+
+pub(super) struct ReturnState {
+    reason: OutputReason,
+    timed_out: bool,
+    prompt: Option<String>,
+    typed: Option<String>,
+    input_outcome: Option<InputOutcome>,
+    lines_missed: u64,
+    exact: bool,
+    cleared: bool,
+    respawned: bool,
+}

@@ -1,0 +1,55 @@
+//! Typing a command: the line `run` types, and what may be typed.
+
+use super::*;
+
+/// The command line `run` types: the command itself goes through `eval` in
+/// single quotes, so the shell parses it once, as typed, and `cd`/`export`
+/// stay in the shell.
+pub fn wrapper(id: &str, command: &str) -> String {
+    let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
+    format!(
+        " command printf {};eval {};command printf {} \"$?\"",
+        mark("B"),
+        sh_quote(command),
+        mark("E;%d")
+    )
+}
+
+/// A tmux command's arguments.
+pub(super) fn argv(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| (*a).to_owned()).collect()
+}
+
+pub(super) fn validate_command(command: &str) -> Result<()> {
+    if command.trim().is_empty() {
+        return Err(Error::usage("the command is empty"));
+    }
+    if command.len() > MAX_COMMAND_BYTES {
+        return Err(Error::usage(format!(
+            "the command is {} bytes; at most {MAX_COMMAND_BYTES} are typed (put it in a script)",
+            command.len()
+        )));
+    }
+    if let Some(c) = command.chars().find(|c| c.is_control()) {
+        return Err(Error::usage(format!(
+            "the command must be one line without control characters (found {:?}); put longer scripts in a file",
+            c
+        )));
+    }
+    Ok(())
+}
+
+/// A lock held from the prompt check until the command has started, so two
+/// runs cannot type into one prompt at once.
+pub(super) fn pane_lock(socket: &Socket, pane: &str, deadline: Instant) -> Result<Option<File>> {
+    // One lock for the server's runs (held for the few milliseconds of
+    // typing): no file per pane to leave behind.
+    match crate::tmux::lock_beside_socket(socket, "tmux-wait-run-lock", true, deadline) {
+        crate::tmux::SocketLock::Held(f) => Ok(Some(f)),
+        crate::tmux::SocketLock::Unavailable => Ok(None),
+        crate::tmux::SocketLock::TimedOut => Err(Error::new(
+            Kind::Busy,
+            format!("another tmux-wait run is typing into pane {pane}"),
+        )),
+    }
+}
