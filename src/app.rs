@@ -75,11 +75,9 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 &Error::usage(format!("{first} (see tmux-wait --help)")),
                 json,
             );
-            // `run` exits like timeout(1): its own failures are 125.
-            return if subcommand(&args) == Some("run") {
-                crate::error::exit::RUN_FAILED
-            } else {
-                code
+            return match subcommand(&args) {
+                Some("run") => crate::error::exit::of_failure(Kind::Usage, true),
+                _ => code,
             };
         }
     };
@@ -149,11 +147,10 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
                 }
                 r.exit_code()
             }
-            // `run` exits like timeout(1): its own failures are 125.
-            Err(e) => match (fail(&e, a.json), e.kind) {
-                (code, Kind::Interrupted(_)) => code,
-                _ => crate::error::exit::RUN_FAILED,
-            },
+            Err(e) => {
+                fail(&e, a.json);
+                crate::error::exit::of_failure(e.kind, true)
+            }
         },
         Command::Output(a) => {
             let json = a.json || a.ndjson;

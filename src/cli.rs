@@ -586,4 +586,77 @@ mod tests {
             assert_eq!(fives, name == "channel", "{name}: {text}");
         }
     }
+
+    /// The codes of an "Exit codes" block: `  N    ...` lines and
+    /// `  129/130/143  ...` (N, the command's own status, aside).
+    fn codes_in_help(text: &str) -> Vec<i32> {
+        let Some(at) = text.find("Exit codes") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for line in text[at..].lines().skip(1) {
+            if !line.starts_with("  ") || line.starts_with("   ") {
+                continue;
+            }
+            let word = line.split_whitespace().next().unwrap_or("");
+            out.extend(word.split('/').filter_map(|c| c.parse::<i32>().ok()));
+        }
+        out
+    }
+
+    /// The codes of the README's exit-code tables.
+    fn codes_in_readme() -> Vec<i32> {
+        let readme = include_str!("../README.md");
+        let at = readme.find("## Exit codes").expect("an exit codes section");
+        let section = &readme[at + 3..];
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        let mut out = Vec::new();
+        for line in section.lines().filter(|l| l.starts_with("| ")) {
+            let cell = line.split('|').nth(1).unwrap_or("").trim();
+            out.extend(cell.split(", ").filter_map(|c| c.parse::<i32>().ok()));
+        }
+        out
+    }
+
+    /// One table of exit codes (`error::exit::TABLE`): every code a
+    /// command's help or the README gives is in it, and every code in it
+    /// is given by both.
+    #[test]
+    fn exit_codes_are_one_table() {
+        use crate::error::exit::TABLE;
+        let known: Vec<i32> = TABLE.iter().map(|(c, _)| *c).collect();
+        let mut helps = Vec::new();
+        let mut cmd = Cli::command();
+        helps.push(("tmux-wait".to_owned(), cmd.render_long_help().to_string()));
+        for sub in cmd.get_subcommands_mut() {
+            helps.push((
+                sub.get_name().to_owned(),
+                sub.render_long_help().to_string(),
+            ));
+        }
+        let mut in_help = Vec::new();
+        for (name, text) in &helps {
+            for c in codes_in_help(text) {
+                assert!(
+                    known.contains(&c),
+                    "`{name} --help` gives exit code {c}, not in the table"
+                );
+                in_help.push(c);
+            }
+        }
+        let in_readme = codes_in_readme();
+        for c in &in_readme {
+            assert!(
+                known.contains(c),
+                "the README gives exit code {c}, not in the table"
+            );
+        }
+        for c in &known {
+            assert!(
+                in_help.contains(c),
+                "no command's --help gives exit code {c}"
+            );
+            assert!(in_readme.contains(c), "the README's exit codes miss {c}");
+        }
+    }
 }

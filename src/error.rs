@@ -1,8 +1,8 @@
 //! Errors, their machine-readable kinds and their exit codes.
 //!
 //! Every failure is one `Error`: a kind (stable, for scripts and `--json`)
-//! and a one-line message (for people). The exit-code table lives in
-//! `exit` below and in the README; keep them in step.
+//! and a one-line message (for people). Exit codes come from one table,
+//! `exit::TABLE`; a test checks the README and every `--help` against it.
 
 use std::fmt;
 
@@ -26,6 +26,34 @@ pub mod exit {
     /// `run`: tmux-wait itself failed (as `timeout(1)`); otherwise `run`
     /// exits with the command's own status.
     pub const RUN_FAILED: i32 = 125;
+    /// Ended by SIGHUP, SIGINT, SIGTERM: 128 plus the signal's number.
+    pub const INTERRUPTED: [i32; 3] = [129, 130, 143];
+
+    /// The whole table, as the README and each command's `--help` give it
+    /// (a test keeps the three in step): every code and what it says.
+    pub const TABLE: &[(i32, &str)] = &[
+        (OK, "done: found, signalled, sent, finished, quiet"),
+        (TIMEOUT, "timed out"),
+        (ERROR, "error"),
+        (STOPPED, "stopped by a --stop pattern"),
+        (ALTERNATE_SCREEN, "timed out on the alternate screen"),
+        (SIGNALLED_FAILURE, "signalled with a non-zero --status"),
+        (RUN_TIMED_OUT, "run: timed out, the command goes on"),
+        (RUN_FAILED, "run: tmux-wait failed"),
+        (129, "interrupted by SIGHUP"),
+        (130, "interrupted by SIGINT"),
+        (143, "interrupted by SIGTERM"),
+    ];
+
+    /// The exit code of a failure of kind `kind`; `run` exits as
+    /// timeout(1) does, so its own failures are 125.
+    pub fn of_failure(kind: super::Kind, run: bool) -> i32 {
+        match kind {
+            super::Kind::Interrupted(_) => kind.exit_code(),
+            _ if run => RUN_FAILED,
+            _ => kind.exit_code(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,11 +32,7 @@ fn main() {
                     report::error_json("internal", "internal error; see stderr")
                 );
             }
-            if is_run {
-                error::exit::RUN_FAILED
-            } else {
-                error::exit::ERROR
-            }
+            error::exit::of_failure(error::Kind::Io, is_run)
         }
     };
     std::process::exit(code);
