@@ -10,7 +10,7 @@ pub mod shell;
 pub mod stream;
 pub mod vt;
 
-use crate::error::{Kind, Result};
+use crate::error::{Error, Kind, Result};
 use crate::hub::EndReason;
 use crate::tmux::{PaneInfo, Socket};
 use std::time::{Duration, Instant};
@@ -129,19 +129,70 @@ pub fn trim_rows(rows: Vec<String>) -> Vec<String> {
     rows
 }
 
-/// Parse TAB-separated numeric fields of a format reply.
-pub fn fields(line: &str) -> Vec<i64> {
-    line.split('\t')
-        .map(|f| f.trim().parse().unwrap_or(-1))
-        .collect()
+/// The reply to a `display-message -p` of TAB-separated fields, read by
+/// position: a field that is missing or not what it should be is an error
+/// that shows the reply, never a made-up value.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    line: String,
+    fields: Vec<String>,
 }
 
-/// Split a reply whose format starts with `#{pane_id}`: the id and the
-/// numeric fields after it.
-pub fn pane_fields(lines: &[String]) -> (String, Vec<i64>) {
-    let line = lines.first().map(String::as_str).unwrap_or("");
-    match line.split_once('\t') {
-        Some((id, rest)) => (id.to_owned(), fields(rest)),
-        None => (line.to_owned(), Vec::new()),
+impl Reply {
+    /// The first line of `lines` (the reply to one command).
+    pub fn new(lines: &[String]) -> Reply {
+        let line = lines.first().cloned().unwrap_or_default();
+        let fields = line.split('\t').map(|f| f.trim().to_owned()).collect();
+        Reply { line, fields }
+    }
+
+    /// Field `i` as text ("" when missing).
+    pub fn text(&self, i: usize) -> &str {
+        self.fields.get(i).map_or("", String::as_str)
+    }
+
+    /// Field `i` as a number.
+    pub fn num(&self, i: usize) -> Result<i64> {
+        self.text(i).parse().map_err(|_| self.bad(i))
+    }
+
+    /// Field `i` as a flag (`1` or `0`).
+    pub fn flag(&self, i: usize) -> Result<bool> {
+        match self.text(i) {
+            "1" => Ok(true),
+            "0" => Ok(false),
+            _ => Err(self.bad(i)),
+        }
+    }
+
+    fn bad(&self, i: usize) -> Error {
+        Error::new(
+            Kind::Tmux,
+            format!(
+                "unexpected reply from tmux: {:?} (field {} is {:?})",
+                self.line,
+                i + 1,
+                self.text(i)
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_is_read_by_position_and_a_bad_field_is_an_error() {
+        let r = Reply::new(&["%3\t120\t0\t\tx".to_owned()]);
+        assert_eq!(r.text(0), "%3");
+        assert_eq!(r.num(1).unwrap(), 120);
+        assert!(!r.flag(2).unwrap());
+        for bad in [r.num(3), r.num(4), r.num(9)] {
+            let e = bad.unwrap_err();
+            assert_eq!(e.kind, Kind::Tmux);
+            assert!(e.message.contains("%3\\t120"), "{}", e.message);
+        }
+        assert!(r.flag(4).is_err());
     }
 }

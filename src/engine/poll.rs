@@ -9,7 +9,7 @@
 //! is missed, typed echo is not told apart, and rows are matched one by one
 //! (a marker split across a wrap is not joined).
 
-use super::{Candidate, Event, Final, PaneSource, Setup, pane_fields, trim_rows};
+use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::error::{Error, Kind, Result};
 use crate::signals;
 use crate::tmux::{PaneInfo, Socket};
@@ -90,17 +90,11 @@ impl PollSource {
                 STATE_FORMAT,
             ])
             .map_err(|e| self.classify(e))?;
-        let (id, f) = pane_fields(&lines);
-        if id != self.pane.pane_id {
+        let r = Reply::new(&lines);
+        if r.text(0) != self.pane.pane_id {
             return Err(self.classify(Error::new(Kind::NoPane, "gone")));
         }
-        if f.len() != 6 {
-            return Err(Error::new(
-                Kind::Tmux,
-                "unexpected reply to display-message",
-            ));
-        }
-        if f[1] == 1 {
+        if r.flag(2)? {
             return Err(Error::new(
                 Kind::PaneDied,
                 format!(
@@ -110,11 +104,11 @@ impl PollSource {
             ));
         }
         Ok(PaneState {
-            pid: f[0],
-            history: f[2].max(0),
-            cursor_y: f[3].max(0),
-            height: f[4].max(1),
-            alternate: f[5] == 1,
+            pid: r.num(1)?,
+            history: r.num(3)?.max(0),
+            cursor_y: r.num(4)?.max(0),
+            height: r.num(5)?.max(1),
+            alternate: r.flag(6)?,
         })
     }
 

@@ -185,8 +185,12 @@ pub struct ReaderProbe {
 /// echoing keys when it writes (echo follows the read of its keys, in one
 /// or several writes).
 const READ_RECENT: std::time::Duration = std::time::Duration::from_millis(200);
-/// Credit older than this was not written to the terminal.
-const CREDIT_LIFE: std::time::Duration = std::time::Duration::from_millis(50);
+/// Credit older than this was not written to the terminal (a shell's
+/// writes to files count too). Long enough for the rest of a long echo to
+/// come through tmux and the hub on a loaded machine: a reader's write
+/// reaches us in pieces, and a piece that came after its credit expired
+/// would be taken for another writer's output.
+const CREDIT_LIFE: std::time::Duration = std::time::Duration::from_millis(250);
 /// How long to watch a canonical reader after a line ended, to see whether
 /// it took the line (its read returned) or slept on (another writer's).
 const SETTLE: std::time::Duration = std::time::Duration::from_millis(30);

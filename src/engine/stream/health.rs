@@ -17,7 +17,7 @@ impl StreamSource {
                 CHECK_FORMAT,
             ])
             .map_err(|e| self.classify(e))?;
-        let f = self.verify(&lines)?;
+        let r = self.verify(&lines)?;
         if let Some(at) = self.pane_exited {
             // The process is gone but tmux has not noticed yet (it marks the
             // pane dead when it reads the end of its terminal): look again
@@ -26,10 +26,8 @@ impl StreamSource {
                 self.next_check = Instant::now() + Duration::from_millis(5);
             }
         }
-        if let Some(&w) = f.get(2) {
-            self.tracker
-                .set_width(usize::try_from(w.max(1)).unwrap_or(80));
-        }
+        self.tracker
+            .set_width(usize::try_from(r.num(3)?.max(1)).unwrap_or(80));
         Ok(())
     }
 
@@ -53,20 +51,14 @@ impl StreamSource {
 
     /// Check a reply that starts `#{pane_id}\t#{pane_pid}\t#{pane_dead}`
     /// (display-message falls back to another pane when ours is gone, so
-    /// the id is compared too); returns the numeric fields.
-    pub(super) fn verify(&self, lines: &[String]) -> Result<Vec<i64>> {
-        let (id, f) = crate::engine::pane_fields(lines);
-        if id != self.pane.pane_id {
+    /// the id is compared too); returns the reply.
+    pub(super) fn verify(&self, lines: &[String]) -> Result<Reply> {
+        let r = Reply::new(lines);
+        if r.text(0) != self.pane.pane_id {
             return Err(self.closed());
         }
-        if f.len() < 2 {
-            return Err(Error::new(
-                Kind::Tmux,
-                format!("unexpected reply from tmux: {:?}", lines.join(" ")),
-            ));
-        }
         // Dead first: tmux 3.8 shows no pid for a dead pane.
-        if f[1] == 1 {
+        if r.flag(2)? {
             return Err(Error::new(
                 Kind::PaneDied,
                 format!(
@@ -75,13 +67,13 @@ impl StreamSource {
                 ),
             ));
         }
-        if f[0] != i64::from(self.pane.pane_pid) {
+        if r.num(1)? != i64::from(self.pane.pane_pid) {
             return Err(Error::new(
                 Kind::PaneRespawned,
                 format!("pane {} was respawned during the wait", self.pane.pane_id),
             ));
         }
-        Ok(f)
+        Ok(r)
     }
 
     /// The pane's stream ended: find out why.

@@ -14,7 +14,7 @@
 
 use super::shell::{ReaderProbe, line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
-use super::{Candidate, Event, Final, PaneSource, Setup, trim_rows};
+use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::{GEOMETRY_FORMAT, Geometry};
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
@@ -134,7 +134,8 @@ impl StreamSource {
                 ],
             ])?;
             cursor_value = r[1].join("\n");
-            let f = super::fields(r[0].first().map(String::as_str).unwrap_or(""));
+            let g = Reply::new(&r[0]);
+            let f = [g.num(0)?, g.num(1)?, g.num(2)?, g.num(3)?];
             from = Some(crate::cursor::capture_start(&cursor_value, &f));
         }
         let mut extra: Vec<Vec<String>> = Vec::new();
@@ -601,18 +602,13 @@ impl PaneSource for StreamSource {
                 s("-"),
             ],
         ])?;
-        let f = self.verify(&replies[0])?;
-        if f.len() < 6 {
-            return Err(Error::new(
-                Kind::Tmux,
-                format!(
-                    "unexpected reply to display-message: {:?}",
-                    replies[0].join(" ")
-                ),
-            ));
-        }
-        let (history, cursor_y, height, width) =
-            (f[2].max(0), f[3].max(0), f[4].max(1), f[5].max(1));
+        let r = self.verify(&replies[0])?;
+        let (history, cursor_y, height, width) = (
+            r.num(3)?.max(0),
+            r.num(4)?.max(0),
+            r.num(5)?.max(1),
+            r.num(6)?.max(1),
+        );
         // Rows from the entry row (or TAIL_ROWS above the cursor) down,
         // counted from the oldest line of history.
         let want = self

@@ -38,11 +38,14 @@ impl Follow {
         } else {
             None
         };
-        let (id, f) = crate::engine::pane_fields(&replies[0]);
-        if id != self.pane.pane_id || f.len() < 4 {
+        let r = crate::engine::Reply::new(&replies[0]);
+        if r.text(0) != self.pane.pane_id {
+            // The pane is gone: nothing to save the cursor in.
             return Ok(partial);
         }
-        let (pid, history, cy, height) = (f[0], f[1].max(0), f[2].max(0), f[3].max(1));
+        // A dead pane has no pid on tmux 3.8 (0: no program).
+        let pid = r.num(1).ok().and_then(|p| u32::try_from(p).ok());
+        let (history, cy, height) = (r.num(2)?.max(0), r.num(3)?.max(0), r.num(4)?.max(1));
         let rows = &replies[1];
         let offset = rows.len() as i64 - height;
         let row = |y: i64| -> &str {
@@ -54,7 +57,7 @@ impl Follow {
         };
         self.saved_abs = history + cy;
         let rec = Record {
-            pid: u32::try_from(pid).unwrap_or(0),
+            pid: pid.unwrap_or(0),
             abs: history + cy,
             fp: cursor::fingerprint(row(cy - 2), row(cy - 1)),
             part: partial
