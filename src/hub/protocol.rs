@@ -12,8 +12,8 @@ pub struct Request {
     pub hello: String,
     /// The pane, as `%N`.
     pub pane: String,
-    /// Queries run with a fresh pipe's entry, after [`ENTRY_QUERIES`], and
-    /// answered in the same order (see [`allowed`]).
+    /// Queries run with a fresh pipe's entry, after [`ENTRY_QUERIES`](super::ENTRY_QUERIES), and
+    /// answered in the same order (see [`allowed`](super::allowed)).
     #[serde(default)]
     pub extra: Vec<Vec<String>>,
     /// When joining: put a [`Frame::Mark`] with this token into the stream
@@ -27,14 +27,14 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum Entry {
-    /// A new pipe: the output of [`ENTRY_QUERIES`] and then of the
+    /// A new pipe: the output of [`ENTRY_QUERIES`](super::ENTRY_QUERIES)(super::ENTRY_QUERIES) and then of the
     /// request's `extra`, taken where the stream starts.
     Fresh { replies: Vec<Vec<String>> },
     /// The pane was streamed already: the stream goes on from here, on
-    /// the line [`JoinPoint`] describes.
+    /// the line [`JoinPoint`](super::join::JoinPoint) describes.
     Joined {
         /// What the stream wrote since its last line feed (see
-        /// [`JoinPoint`]).
+        /// [`JoinPoint`](super::join::JoinPoint)).
         line: Vec<u8>,
         /// `line` starts at a line feed: it draws the whole line.
         whole: bool,

@@ -7,7 +7,7 @@ impl StreamSource {
     /// Run `cmds` in one tmux command list at a point of the stream: sync,
     /// run, sync again, until no byte came between the two syncs (then the
     /// replies show the pane exactly where the stream stands, true) or
-    /// [`ALIGN_TRIES`] attempts passed (false: output kept flowing; the
+    /// `ALIGN_TRIES` attempts passed (false: output kept flowing; the
     /// replies are from within the last attempt).
     pub fn aligned_query(
         &mut self,
