@@ -1,7 +1,6 @@
 //! Channel hooks declared in tmux.conf: listeners that report every signal.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::PathBuf;
 
 fn tw(s: &TestServer, args: &[&str]) -> Finished {

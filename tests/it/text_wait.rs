@@ -1,18 +1,11 @@
 //! Text waits on real tmux servers: the seed's behaviours, one test each.
 
-mod common;
-use common::*;
-
-fn text(server: &TestServer, extra: &[&str]) -> Waiter {
-    let mut args = vec!["text", "-t", &server.pane, "--json"];
-    args.extend_from_slice(extra);
-    server.start_wait(&args)
-}
+use crate::common::*;
 
 #[test]
 fn matches_new_output_and_reports_the_seed_shape() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "server listening"]);
+    let w = s.start_text(&["--pattern", "server listening"]);
     s.type_line(&s.pane, "echo 'Server listening on port 8000'");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(0), "{}", f.stderr);
@@ -45,10 +38,7 @@ fn scrollback_and_visible_text_from_before_never_match() {
         s.capture(&s.pane).contains("\nOLDMARK")
     });
     s.wait_for_prompt(&s.pane);
-    let w = text(
-        &s,
-        &["--pattern", "OLDMARK", "--pattern", "99", "--timeout", "1"],
-    );
+    let w = s.start_text(&["--pattern", "OLDMARK", "--pattern", "99", "--timeout", "1"]);
     let f = w.finish(&s);
     assert_eq!(f.code, Some(1), "{}", f.stdout);
     let v = f.json();
@@ -66,7 +56,7 @@ fn stale_paint_below_the_cursor_never_matches() {
     s.type_line(&s.pane, "clear; printf '\\n\\n\\n\\nSTALE\\033[5A\\r'");
     s.wait_until(&s.pane, "STALE", || s.capture(&s.pane).contains("STALE"));
     s.wait_for_prompt(&s.pane);
-    let w = text(&s, &["--pattern", "STALE", "--timeout", "1"]);
+    let w = s.start_text(&["--pattern", "STALE", "--timeout", "1"]);
     s.type_line(&s.pane, "echo other");
     let f = w.finish(&s);
     let v = f.json();
@@ -78,7 +68,7 @@ fn stale_paint_below_the_cursor_never_matches() {
 #[test]
 fn output_at_the_entry_row_without_newline_counts() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "Continue? [y/N]"]);
+    let w = s.start_text(&["--pattern", "Continue? [y/N]"]);
     s.type_line(&s.pane, "sleep 0.2; read -p 'Continue? [y/N] ' x");
     let f = w.finish(&s);
     assert_eq!(f.matched_line(), "Continue? [y/N]");
@@ -88,7 +78,7 @@ fn output_at_the_entry_row_without_newline_counts() {
 #[test]
 fn text_rewritten_with_carriage_return_counts() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "100%"]);
+    let w = s.start_text(&["--pattern", "100%"]);
     s.type_line(&s.pane, "printf '10%%\\r50%%\\r100%%\\r'; sleep 1; echo");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(0), "{}", f.stdout);
@@ -100,7 +90,7 @@ fn a_marker_split_across_a_wrap_matches() {
         width: 20,
         ..Options::default()
     });
-    let w = text(&s, &["--pattern", "MARKER"]);
+    let w = s.start_text(&["--pattern", "MARKER"]);
     // 17 zeros then MARKER: the row breaks inside the marker.
     s.type_line(&s.pane, "printf '%017dMARKER\\n' 0");
     let f = w.finish(&s);
@@ -110,10 +100,7 @@ fn a_marker_split_across_a_wrap_matches() {
 #[test]
 fn stop_beats_pattern_in_the_same_output() {
     let s = TestServer::new();
-    let w = text(
-        &s,
-        &["--pattern", "ok", "--stop", "nomatch", "--stop", "error:"],
-    );
+    let w = s.start_text(&["--pattern", "ok", "--stop", "nomatch", "--stop", "error:"]);
     s.type_line(&s.pane, "printf 'all ok\\nerror: bad\\n'");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(3), "{}", f.stdout);
@@ -127,7 +114,7 @@ fn stop_beats_pattern_in_the_same_output() {
 #[test]
 fn first_pattern_in_list_order_wins() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "second", "--pattern", "first"]);
+    let w = s.start_text(&["--pattern", "second", "--pattern", "first"]);
     // One line holding both: which pattern wins is the list's order, not
     // the text's.
     s.type_line(&s.pane, "echo 'first, then sec''ond'");
@@ -139,10 +126,7 @@ fn first_pattern_in_list_order_wins() {
 #[test]
 fn regex_and_match_case() {
     let s = TestServer::new();
-    let w = text(
-        &s,
-        &["--regex", "--match-case", "--pattern", "^Done in [0-9]+s$"],
-    );
+    let w = s.start_text(&["--regex", "--match-case", "--pattern", "^Done in [0-9]+s$"]);
     s.type_line(&s.pane, "printf 'done in 5s\\nDone in 7s\\n'");
     let v = w.finish(&s).json();
     assert_eq!(v["matched_lines"][0], "Done in 7s");
@@ -151,7 +135,7 @@ fn regex_and_match_case() {
 #[test]
 fn no_pattern_means_any_output() {
     let s = TestServer::new();
-    let w = text(&s, &[]);
+    let w = s.start_text(&[]);
     s.type_line(&s.pane, "sleep 0.2; echo something");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(0));
@@ -165,7 +149,7 @@ fn no_pattern_means_any_output() {
 #[test]
 fn alternate_screen_suppresses_matching() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "SECRET", "--timeout", "1.5"]);
+    let w = s.start_text(&["--pattern", "SECRET", "--timeout", "1.5"]);
     s.type_line(
         &s.pane,
         "printf '\\033[?1049hSECRET\\n'; sleep 3; printf '\\033[?1049l'",
@@ -193,7 +177,7 @@ fn a_killed_pane_is_an_error() {
 #[test]
 fn a_respawned_pane_is_an_error() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "never"]);
+    let w = s.start_text(&["--pattern", "never"]);
     s.tmux(&["respawn-pane", "-k", "-t", &s.pane]);
     let f = w.finish(&s);
     assert_eq!(f.code, Some(2), "{}", f.stdout);
@@ -206,7 +190,7 @@ fn a_dead_pane_is_an_error() {
         extra_config: "set -g remain-on-exit on".into(),
         ..Options::default()
     });
-    let w = text(&s, &["--pattern", "never"]);
+    let w = s.start_text(&["--pattern", "never"]);
     s.type_line(&s.pane, "exit");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(2), "{}", f.stdout);
@@ -251,17 +235,14 @@ fn targets_by_session_and_window() {
 #[test]
 fn poll_engine_matches_too() {
     let s = TestServer::new();
-    let w = text(
-        &s,
-        &[
-            "--engine",
-            "poll",
-            "--interval",
-            "20ms",
-            "--pattern",
-            "POLLED",
-        ],
-    );
+    let w = s.start_text(&[
+        "--engine",
+        "poll",
+        "--interval",
+        "20ms",
+        "--pattern",
+        "POLLED",
+    ]);
     s.type_line(&s.pane, "sleep 0.2; echo POL\"\"LED");
     let f = w.finish(&s);
     assert_eq!(f.matched_line(), "POLLED");
@@ -319,7 +300,7 @@ fn ready_is_signalled_only_once_armed() {
 fn hostile_pane_output_stays_data_and_json_stays_valid() {
     let s = TestServer::new();
     let marker = s.dir().join("pwned");
-    let w = text(&s, &["--pattern", "END-HOSTILE"]);
+    let w = s.start_text(&["--pattern", "END-HOSTILE"]);
     s.type_line(
         &s.pane,
         &format!(
@@ -370,8 +351,8 @@ fn a_second_wait_on_a_streamed_pane_takes_up_the_cursors_line() {
             .lines()
             .any(|l| l.trim_end() == "WAITING-")
     });
-    let first = text(&s, &["--pattern", "never printed", "--timeout", "8"]);
-    let second = text(&s, &["--pattern", "waiting-done"]);
+    let first = s.start_text(&["--pattern", "never printed", "--timeout", "8"]);
+    let second = s.start_text(&["--pattern", "waiting-done"]);
     s.tmux(&["wait-for", "-S", &go]);
     let f = second.finish(&s);
     assert_eq!(f.code, Some(0), "{} {}", f.stdout, f.stderr);

@@ -2,8 +2,7 @@
 //! literal pattern that reads like a regex gets a hint when it times out,
 //! and the result line names the pattern that decided.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn run_tw(s: &TestServer, ceiling: Option<&str>, args: &[&str]) -> Finished {
     let mut c = s.tw();

@@ -3,19 +3,9 @@
 //! shell-init bash)"`), and `output` and `watch --done` then report the
 //! exit status of commands typed into them, from the OSC 133 D mark.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
-
-fn installed(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// A new window running `shell` with the integration loaded from its rc
 /// file (and `extra_rc` before it), at its `$ ` prompt.

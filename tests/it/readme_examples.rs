@@ -21,11 +21,9 @@
 //! The same files are checked for words of how tmux-wait was made, and for
 //! links to files or headings that do not exist.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[derive(Debug, Clone)]
 struct Example {
@@ -43,10 +41,6 @@ impl Example {
     fn at(&self) -> String {
         format!("{} line {}", self.file, self.line)
     }
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The documentation files, relative to the repository: README.md,
@@ -443,15 +437,6 @@ fn tmux_conf_examples_load() {
             e.body
         );
     }
-}
-
-fn installed(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! Bad input: a clear one-line error and a documented exit code, never a
 //! panic, a hang or a silent success.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 fn tw_no_server(args: &[&str]) -> Finished {

@@ -3,9 +3,7 @@
 //! `output`, cursors, clipping, saving, trimmed history, program prompts
 //! and unsubmitted input.
 
-mod common;
-
-use common::{Finished, Options, TestServer, run_bounded, unique};
+use crate::common::{Finished, Options, TestServer, run_bounded, unique};
 use serde_json::Value;
 
 fn run(s: &TestServer, args: &[&str]) -> Finished {
@@ -154,7 +152,7 @@ fn concurrent_runs_in_two_panes() {
     // One signal wakes both (wait-for -S wakes every waiter).
     s.tmux(&["wait-for", "-S", &go]);
     for (child, word) in [(a, "left"), (b, "right")] {
-        let f = common::finished(child.wait_with_output().unwrap());
+        let f = crate::common::finished(child.wait_with_output().unwrap());
         let v = f.json();
         assert_eq!(lines(&v, "output"), [word], "{v}");
         assert_eq!(v["exit_status"], 1);
@@ -185,7 +183,7 @@ fn a_timed_out_run_is_continued_by_output() {
     let child = o.spawn().unwrap();
     s.tmux(&["wait-for", &ready]);
     s.tmux(&["wait-for", "-S", &go]);
-    let f = common::finished(child.wait_with_output().unwrap());
+    let f = crate::common::finished(child.wait_with_output().unwrap());
     let mut v = f.json();
     let mut got = lines(&v, "lines");
     // Each call returns one burst; the end may come in the next.
@@ -283,7 +281,7 @@ fn until_returns_while_the_command_runs() {
     let child = o.spawn().unwrap();
     s.tmux(&["wait-for", &ready]);
     s.tmux(&["wait-for", "-S", &go]);
-    let v = common::finished(child.wait_with_output().unwrap()).json();
+    let v = crate::common::finished(child.wait_with_output().unwrap()).json();
     assert_eq!(v["reason"], "until", "{v}");
     assert_eq!(v["finished"], false);
     assert_eq!(lines(&v, "lines"), ["READY now"]);

@@ -1,9 +1,7 @@
 //! The hub: every wait of a server reads its pane through one process that
 //! owns the panes' pipes (`pipe-pane`); no tmux client is ever attached.
 
-mod common;
-
-use common::{TestServer, Waiter, run_bounded, unique};
+use crate::common::{TestServer, Waiter, run_bounded, signal, unique};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -49,14 +47,6 @@ fn wait_never(s: &TestServer, pane: &str) -> Waiter {
         "--timeout",
         "10m",
     ])
-}
-
-fn send_signal(sig: &str, pid: &str) {
-    let st = std::process::Command::new("kill")
-        .args([sig, pid])
-        .status()
-        .unwrap();
-    assert!(st.success(), "kill {sig} {pid}");
 }
 
 /// Wait until `n` waits are connected to the hub (a pipe's command
@@ -167,7 +157,7 @@ fn a_killed_hub_ends_its_waits_and_a_new_one_takes_over() {
         let w = wait_never(&s, &s.pane);
         let hubs = s.hub_pids();
         assert_eq!(hubs.len(), 1);
-        send_signal(sig, &hubs[0]);
+        signal(&hubs[0], sig.trim_start_matches('-'));
         let f = w.finish(&s);
         assert_eq!(f.code, Some(2), "{sig}: {} {}", f.stdout, f.stderr);
         assert_eq!(f.stderr.lines().count(), 1, "{sig}: {}", f.stderr);
@@ -315,14 +305,14 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
     let other = wait_line(&s, &p2, "^OTHER_2$");
     wait_waiters(&s, 2);
     let pid = stopped.pid().to_string();
-    send_signal("-STOP", &pid);
+    signal(&pid, "STOP");
     s.type_line(&s.pane, "seq 1 2000000");
     s.wait_until(&s.pane, "the stopped wait to be dropped", || {
         s.hub_waiters() == 1
     });
     s.type_line(&p2, "echo OTHER_$((1+1))");
     assert_eq!(other.finish(&s).matched_line(), "OTHER_2");
-    send_signal("-CONT", &pid);
+    signal(&pid, "CONT");
     let f = stopped.finish(&s);
     assert_eq!(f.code, Some(2), "{} {}", f.stdout, f.stderr);
     assert!(f.stderr.contains("hub"), "{}", f.stderr);
@@ -336,7 +326,7 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
 fn a_relative_socket_path_reaches_the_same_server() {
     let s = TestServer::new();
     // The harness names the socket by its absolute path; this one does not.
-    let mut rel = std::process::Command::new(common::BIN);
+    let mut rel = std::process::Command::new(crate::common::BIN);
     rel.args(["-S", "s"])
         .current_dir(s.dir())
         .env_remove("TMUX")

@@ -8,9 +8,8 @@
 //! command by activity (cmd_find_best_client): an attached tmux-wait
 //! client would be newer than a person who has not typed since.
 
-mod common;
-use common::outer::OuterClient;
-use common::*;
+use crate::common::outer::OuterClient;
+use crate::common::*;
 use std::process::{Child, Command, Stdio};
 
 /// A script outside tmux: the server named with -S, no TMUX.
@@ -29,12 +28,6 @@ fn script_in_pane(s: &TestServer, pane: &str, args: &[&str]) -> Finished {
         .env("TMUX_PANE", pane)
         .args(args);
     run_bounded(c)
-}
-
-fn spawn(s: &TestServer, args: &[&str]) -> Child {
-    let mut c = s.tw();
-    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    c.spawn().expect("spawn tmux-wait")
 }
 
 /// Every kind of wait armed on the server: a text wait, a watch, an
@@ -67,11 +60,8 @@ fn arm_everything(s: &TestServer, pane: &str, other: &str) -> Armed {
         "--timeout",
         "60",
     ]);
-    let watch = spawn(
-        s,
-        &["watch", "-t", other, "--pattern", "never-matches", "--json"],
-    );
-    let channel = spawn(s, &["channel", &unique("ch"), "--timeout", "60"]);
+    let watch = s.spawn(&["watch", "-t", other, "--pattern", "never-matches", "--json"]);
+    let channel = s.spawn(&["channel", &unique("ch"), "--timeout", "60"]);
     s.wait_until(pane, "the waits to be armed", || {
         s.processes_using_socket()
             .iter()

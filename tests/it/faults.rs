@@ -1,40 +1,11 @@
-//! Faults under every kind of wait (issue 6): the server going away three
+//! Faults under every kind of wait: the server going away three
 //! ways, the pane killed, respawned, resized, cleared, moved; the helper
 //! interrupted or its stdout closed; a thousand waits in a row; a full disk.
 //! Each ends at once with the documented error and exit code, never as
 //! found or signalled, and leaves nothing behind.
 
-mod common;
-
-use common::{Finished, TestServer, Waiter, finished, peak_memory_kb, run_bounded, unique};
-use std::process::{Child, Stdio};
-
-fn spawn(s: &TestServer, args: &[&str]) -> Child {
-    let mut c = s.tw();
-    c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    c.spawn().expect("spawn tmux-wait")
-}
-
-fn done(child: Child) -> Finished {
-    let mut child = child;
-    let end = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        assert!(std::time::Instant::now() < end, "tmux-wait did not end");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    finished(child.wait_with_output().unwrap())
-}
-
-fn kill_pid(pid: &str, sig: &str) {
-    let st = std::process::Command::new("kill")
-        .args([sig, pid])
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
+use crate::common::*;
+use std::process::Stdio;
 
 /// Every wait kind armed, then the server goes: each ends with
 /// `server_exited` and its documented code.
@@ -46,25 +17,19 @@ fn the_server_going_away_ends_every_kind_of_wait() {
         let p3 = s.split();
         let text: Waiter = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
         let output = s.start_wait(&["output", "-t", &p2, "--json", "--timeout", "60"]);
-        let channel = spawn(&s, &["channel", &unique("ch"), "--timeout", "60", "--json"]);
-        let watch = spawn(
-            &s,
-            &["watch", "-t", &s.pane, "--pattern", "never", "--json"],
-        );
+        let channel = s.spawn(&["channel", &unique("ch"), "--timeout", "60", "--json"]);
+        let watch = s.spawn(&["watch", "-t", &s.pane, "--pattern", "never", "--json"]);
         let go = unique("never");
-        let run = spawn(
-            &s,
-            &[
-                "run",
-                "-t",
-                &p3,
-                "--json",
-                "--timeout",
-                "60",
-                "--",
-                &format!("tmux wait-for {go}"),
-            ],
-        );
+        let run = s.spawn(&[
+            "run",
+            "-t",
+            &p3,
+            "--json",
+            "--timeout",
+            "60",
+            "--",
+            &format!("tmux wait-for {go}"),
+        ]);
         s.wait_for_command(&p3, "tmux");
         // Every wait that reads a pane goes through the server's hub; none
         // attaches a client.
@@ -79,7 +44,7 @@ fn the_server_going_away_ends_every_kind_of_wait() {
             .to_owned();
         match how {
             "kill-server" => drop(s.tmux(&["kill-server"])),
-            "SIGTERM" => kill_pid(&pid, "-TERM"),
+            "SIGTERM" => signal(&pid, "TERM"),
             _ => s.kill_server_hard(),
         }
         for (what, f, code) in [
@@ -110,7 +75,7 @@ fn the_server_going_away_ends_every_kind_of_wait() {
 
 #[test]
 fn a_killed_pane_ends_run_and_output_with_how_it_ended() {
-    let s = TestServer::with(common::Options {
+    let s = TestServer::with(crate::common::Options {
         extra_config: "set -g remain-on-exit on".into(),
         ..Default::default()
     });
@@ -129,17 +94,14 @@ fn a_killed_pane_ends_run_and_output_with_how_it_ended() {
     // Killed under a run: 125, the pane closed.
     let p = s.split();
     let go = unique("go");
-    let run = spawn(
-        &s,
-        &[
-            "run",
-            "-t",
-            &p,
-            "--json",
-            "--",
-            &format!("tmux wait-for {go}"),
-        ],
-    );
+    let run = s.spawn(&[
+        "run",
+        "-t",
+        &p,
+        "--json",
+        "--",
+        &format!("tmux wait-for {go}"),
+    ]);
     s.wait_for_command(&p, "tmux");
     s.tmux(&["kill-pane", "-t", &p]);
     let f = done(run);
@@ -230,25 +192,22 @@ fn interrupting_run_and_output_cleans_up() {
     let s = TestServer::new();
     for (sig, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
         let o = s.start_wait(&["output", "-t", &s.pane, "--json", "--timeout", "30"]);
-        kill_pid(&o.pid().to_string(), sig);
+        signal(o.pid(), sig.trim_start_matches('-'));
         let f = o.finish(&s);
         assert_eq!(f.code, Some(code), "output {sig}: {}", f.stderr);
         assert_eq!(f.json()["error"]["kind"], "interrupted");
     }
     let go = unique("go");
-    let run = spawn(
-        &s,
-        &[
-            "run",
-            "-t",
-            &s.pane,
-            "--json",
-            "--",
-            &format!("tmux wait-for {go}; echo after; (exit 6)"),
-        ],
-    );
+    let run = s.spawn(&[
+        "run",
+        "-t",
+        &s.pane,
+        "--json",
+        "--",
+        &format!("tmux wait-for {go}; echo after; (exit 6)"),
+    ]);
     s.wait_for_command(&s.pane, "tmux");
-    kill_pid(&run.id().to_string(), "-INT");
+    signal(run.id(), "INT");
     let f = done(run);
     assert_eq!(f.code, Some(130), "{}", f.stderr);
     // The command went on; its end is not lost: `output` reports it.
@@ -381,10 +340,7 @@ fn a_thousand_waits_in_a_row_leave_nothing() {
 fn state_is_private_to_its_user() {
     use std::os::unix::fs::PermissionsExt;
     let s = TestServer::new();
-    let watch = spawn(
-        &s,
-        &["watch", "-t", &s.pane, "--pattern", "never", "--json"],
-    );
+    let watch = s.spawn(&["watch", "-t", &s.pane, "--pattern", "never", "--json"]);
     let base = s.socket.parent().unwrap().join("tmux-wait");
     let mut files = Vec::new();
     s.wait_until(&s.pane, "the watch's record", || {
@@ -508,17 +464,144 @@ fn run_and_output_stay_bounded_under_a_flood() {
 fn a_helper_killed_outright_leaves_no_client() {
     let s = TestServer::new();
     let text = s.start_wait(&["text", "-t", &s.pane, "--pattern", "never"]);
-    let channel = spawn(&s, &["channel", &unique("ch"), "--timeout", "60"]);
+    let channel = s.spawn(&["channel", &unique("ch"), "--timeout", "60"]);
     s.wait_until(&s.pane, "both waits", || {
         s.processes_using_socket()
             .iter()
             .any(|p| p.contains("wait-for -- ch-"))
             && s.pane_piped(&s.pane)
     });
-    kill_pid(&text.pid().to_string(), "-KILL");
-    kill_pid(&channel.id().to_string(), "-KILL");
+    signal(text.pid(), "KILL");
+    signal(channel.id(), "KILL");
     drop(done(channel));
     drop(text);
     s.wait_no_helpers();
     assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+}
+
+// The server going away under a text wait, and many waits at once.
+
+#[test]
+fn kill_server_during_a_text_wait_is_server_exited() {
+    for how in ["kill-server", "SIGKILL"] {
+        let s = TestServer::new();
+        let w = s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+        if how == "kill-server" {
+            s.tmux(&["kill-server"]);
+        } else {
+            s.kill_server_hard();
+        }
+        let f = w.finish(&s);
+        assert_eq!(f.code, Some(2), "{how}: {}", f.stdout);
+        assert_eq!(f.json()["error"]["kind"], "server_exited", "{how}");
+        s.wait_no_helpers();
+    }
+}
+
+#[test]
+fn killing_the_session_of_the_pane_is_pane_died() {
+    let s = TestServer::new();
+    let other = s.tmux(&["new-session", "-d", "-s", "other", "-P", "-F", "#{pane_id}"]);
+    let other = other.trim().to_owned();
+    s.wait_for_prompt(&other);
+    let w = s.start_wait(&["text", "-t", &other, "--json", "--pattern", "never"]);
+    s.tmux(&["kill-session", "-t", "other"]);
+    let f = w.finish(&s);
+    assert_eq!(f.code, Some(2), "{}", f.stdout);
+    assert_eq!(f.json()["error"]["kind"], "pane_died");
+}
+
+#[test]
+fn many_panes_many_waits_all_found() {
+    let s = TestServer::new();
+    let mut panes = vec![s.pane.clone()];
+    for _ in 0..19 {
+        let p = s.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"]);
+        panes.push(p.trim().to_owned());
+    }
+    for p in &panes {
+        s.wait_for_prompt(p);
+    }
+    let waits: Vec<(String, Waiter)> = panes
+        .iter()
+        .map(|p| {
+            let marker = format!("FAN-{}", &p[1..]);
+            let w = s.start_wait(&["text", "-t", p, "--json", "--pattern", &marker]);
+            (marker, w)
+        })
+        .collect();
+    for (p, (marker, _)) in panes.iter().zip(&waits) {
+        let (a, b) = marker.split_at(3);
+        s.type_line(p, &format!("echo {a}''{b}"));
+    }
+    for (marker, w) in waits {
+        let f = w.finish(&s);
+        assert_eq!(f.code, Some(0), "{marker}: {}", f.stdout);
+        assert_eq!(f.json()["matched_lines"][0], marker.as_str());
+    }
+    s.wait_no_helpers();
+    assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+}
+
+#[test]
+fn fifty_waits_on_one_pane_and_a_hundred_in_a_row() {
+    let s = TestServer::new();
+    let waits: Vec<Waiter> = (0..50)
+        .map(|_| s.start_wait(&["text", "-t", &s.pane, "--json", "--pattern", "SHARED-MARK"]))
+        .collect();
+    s.type_line(&s.pane, "echo SHARED''-MARK");
+    for w in waits {
+        assert_eq!(w.finish(&s).code, Some(0));
+    }
+    for _ in 0..100 {
+        let mut c = s.tw();
+        c.args(["text", "-t", &s.pane, "--timeout", "1ms", "--json"]);
+        assert_eq!(run_bounded(c).code, Some(1));
+    }
+    s.wait_no_helpers();
+    assert_eq!(s.tmux(&["list-clients"]).trim(), "");
+}
+
+#[test]
+fn a_closed_stdout_keeps_the_exit_code() {
+    let s = TestServer::new();
+    let mut c = s.tw();
+    c.args(["text", "-t", &s.pane, "--timeout", "200ms", "--json"]);
+    c.stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    drop(child.stdout.take());
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(1));
+}
+
+#[test]
+fn memory_stays_bounded_under_a_flood_and_an_endless_line() {
+    let s = TestServer::with(Options {
+        history_limit: 2000,
+        ..Options::default()
+    });
+    let w = s.start_wait(&[
+        "text",
+        "-t",
+        &s.pane,
+        "--json",
+        "--pattern",
+        "NEVER-PRINTED",
+        "--timeout",
+        "60",
+    ]);
+    let done = unique("flood-done");
+    s.type_line(
+        &s.pane,
+        &format!(
+            "seq 1 500000; yes 0123456789 | head -c 8000000 | tr -d '\\n'; echo; tmux -S {} wait-for -S {done}",
+            s.socket.display()
+        ),
+    );
+    let mut sync = s.tmux_cmd();
+    sync.args(["wait-for", &done]);
+    assert_eq!(run_bounded(sync).code, Some(0));
+    let hwm_kb = peak_memory_kb(w.pid());
+    assert!(hwm_kb > 0 && hwm_kb < 64 * 1024, "peak memory {hwm_kb} kB");
+    drop(w);
 }

@@ -1,14 +1,7 @@
 //! The peer's known defects, one test each: what it misses or misreports,
 //! tmux-wait gets right.
 
-mod common;
-use common::*;
-
-fn text(server: &TestServer, extra: &[&str]) -> Waiter {
-    let mut args = vec!["text", "-t", &server.pane, "--json"];
-    args.extend_from_slice(extra);
-    server.start_wait(&args)
-}
+use crate::common::*;
 
 /// Defect 1: a new line equal to an older one is still new output.
 #[test]
@@ -16,7 +9,7 @@ fn a_repeated_line_is_new_output() {
     let s = TestServer::new();
     s.type_line(&s.pane, "echo ready");
     s.wait_for_prompt(&s.pane);
-    let w = text(&s, &["--pattern", "ready"]);
+    let w = s.start_text(&["--pattern", "ready"]);
     s.type_line(&s.pane, "sleep 0.2; echo rea''dy");
     let f = w.finish(&s);
     assert_eq!(f.matched_line(), "ready");
@@ -26,7 +19,7 @@ fn a_repeated_line_is_new_output() {
 #[test]
 fn an_identical_prompt_coming_back_is_new_output() {
     let s = TestServer::new();
-    let w = text(&s, &["--regex", "--pattern", "^\\$$"]);
+    let w = s.start_text(&["--regex", "--pattern", "^\\$$"]);
     s.type_line(&s.pane, "sleep 0.3");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(0), "{}", f.stdout);
@@ -41,7 +34,7 @@ fn clear_and_clear_history_do_not_abort() {
     let s = TestServer::new();
     s.type_line(&s.pane, "seq 1 200");
     s.wait_for_prompt(&s.pane);
-    let w = text(&s, &["--pattern", "AFTERCLEAR"]);
+    let w = s.start_text(&["--pattern", "AFTERCLEAR"]);
     s.type_line(&s.pane, "clear");
     s.wait_for_prompt(&s.pane);
     s.tmux(&["clear-history", "-t", &s.pane]);
@@ -59,7 +52,7 @@ fn a_marker_flooded_past_history_limit_is_seen() {
         history_limit: 50,
         ..Options::default()
     });
-    let w = text(&s, &["--pattern", "FLOODMARK", "--stop", "NEVERSTOP"]);
+    let w = s.start_text(&["--pattern", "FLOODMARK", "--stop", "NEVERSTOP"]);
     s.type_line(&s.pane, "seq 1 2000; echo FLOOD''MARK; seq 1 10000");
     let f = w.finish(&s);
     assert_eq!(f.matched_line(), "FLOODMARK");
@@ -69,7 +62,7 @@ fn a_marker_flooded_past_history_limit_is_seen() {
 #[test]
 fn text_overwritten_at_once_is_seen() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "BLINK"]);
+    let w = s.start_text(&["--pattern", "BLINK"]);
     s.type_line(&s.pane, "sleep 0.2; printf 'BL''INK\\r     \\r'");
     let f = w.finish(&s);
     assert_eq!(f.matched_line(), "BLINK");
@@ -79,7 +72,7 @@ fn text_overwritten_at_once_is_seen() {
 #[test]
 fn the_typed_command_echo_is_not_output() {
     let s = TestServer::new();
-    let w = text(&s, &["--pattern", "MARK"]);
+    let w = s.start_text(&["--pattern", "MARK"]);
     let t0 = std::time::Instant::now();
     s.type_line(&s.pane, "sleep 1; echo MARK");
     let f = w.finish(&s);
@@ -94,7 +87,7 @@ fn the_typed_command_echo_is_not_output() {
 #[test]
 fn typing_at_the_prompt_is_not_any_output() {
     let s = TestServer::new();
-    let w = text(&s, &["--timeout", "1"]);
+    let w = s.start_text(&["--timeout", "1"]);
     s.tmux(&["send-keys", "-t", &s.pane, "-l", "echo not yet"]);
     let f = w.finish(&s);
     assert_eq!(f.code, Some(1), "{}", f.stdout);
@@ -142,7 +135,7 @@ fn channel_wait_reports_a_killed_server() {
 fn nothing_is_left_behind() {
     let s = TestServer::new();
     // Timeout.
-    let w = text(&s, &["--pattern", "x", "--timeout", "0.3"]);
+    let w = s.start_text(&["--pattern", "x", "--timeout", "0.3"]);
     assert_eq!(w.finish(&s).code, Some(1));
     let mut c = s.tw();
     c.args(["channel", "leftover-check", "--timeout", "0.3"]);
@@ -152,13 +145,9 @@ fn nothing_is_left_behind() {
     c.args(["text", "-t", "%999", "--timeout", "1"]);
     assert_eq!(run_bounded(c).code, Some(2));
     // Signals.
-    for (sig, code) in [
-        (libc_sig::SIGINT, 130),
-        (libc_sig::SIGTERM, 143),
-        (libc_sig::SIGHUP, 129),
-    ] {
-        let w = text(&s, &["--pattern", "x", "--timeout", "30"]);
-        send_signal(w.pid(), sig);
+    for (sig, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let w = s.start_text(&["--pattern", "x", "--timeout", "30"]);
+        signal(w.pid(), sig);
         let f = w.finish(&s);
         assert_eq!(f.code, Some(code), "signal {sig}: {}", f.stderr);
         assert_eq!(f.json()["error"]["kind"], "interrupted");
@@ -173,25 +162,10 @@ fn nothing_is_left_behind() {
             .iter()
             .any(|p| p.contains("wait-for -- interrupted-ch"))
     });
-    send_signal(child.id(), libc_sig::SIGTERM);
+    signal(child.id(), "TERM");
     assert_eq!(finished(child.wait_with_output().unwrap()).code, Some(143));
     s.wait_no_helpers();
     // Only the test's own client counts: no control client survived.
     let clients = s.tmux(&["list-clients", "-F", "#{client_name}"]);
     assert_eq!(clients.trim(), "", "clients left: {clients}");
-}
-
-mod libc_sig {
-    pub const SIGHUP: i32 = 1;
-    pub const SIGINT: i32 = 2;
-    pub const SIGTERM: i32 = 15;
-}
-
-fn send_signal(pid: u32, sig: i32) {
-    let st = std::process::Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(st.success());
 }

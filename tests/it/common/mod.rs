@@ -5,8 +5,6 @@
 //! known config, with `TMUX`/`TMUX_PANE` removed from every command, and is
 //! killed (and its directory removed) on drop, also when the test panics.
 
-#![allow(dead_code)]
-
 pub mod outer;
 
 use serde_json::Value;
@@ -665,4 +663,64 @@ pub fn peak_memory_kb(pid: u32) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// The repository's root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Is `program` on PATH?
+pub fn installed(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Send signal `sig` (a name, `TERM`, or a number, `15`) to `pid`.
+pub fn signal(pid: impl std::fmt::Display, sig: &str) {
+    let st = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(st.success(), "kill -{sig} {pid}");
+}
+
+/// Wait for `child` (a tmux-wait process) to end within `DEADLINE` and
+/// take its output; kill it and fail if it does not.
+pub fn done(mut child: Child) -> Finished {
+    let end = Instant::now() + DEADLINE;
+    while child.try_wait().expect("try_wait").is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("wait");
+            panic!(
+                "tmux-wait did not end within {DEADLINE:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    finished(child.wait_with_output().expect("wait"))
+}
+
+impl TestServer {
+    /// Start `tmux-wait ARGS` with its output piped (not waiting for it to
+    /// be armed; see `start_wait` for that).
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        let mut c = self.tw();
+        c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().expect("spawn tmux-wait")
+    }
+
+    /// An armed `text --json` wait on the server's first pane, with `extra`
+    /// arguments.
+    pub fn start_text(&self, extra: &[&str]) -> Waiter {
+        let mut args = vec!["text", "-t", &self.pane, "--json"];
+        args.extend_from_slice(extra);
+        self.start_wait(&args)
+    }
 }

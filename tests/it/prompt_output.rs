@@ -4,19 +4,9 @@
 //! OSC 133 marks. A waiter is armed, then the case is played, and the
 //! result says whether the text counted.
 
-mod common;
-use common::*;
-use std::process::Command;
+use crate::common::*;
 
 const SHELLS: [&str; 3] = ["bash", "zsh", "dash"];
-
-fn installed(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// The shells of `SHELLS` that are here; the others are skipped, saying so.
 fn shells() -> Vec<&'static str> {

@@ -3,9 +3,7 @@
 //! JSON-RPC lines where a real client would not send them (malformed
 //! messages, closing stdin mid-call).
 
-mod common;
-
-use common::{DEADLINE, TestServer, unique};
+use crate::common::{DEADLINE, TestServer, unique};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam, Request,
 };
@@ -36,7 +34,7 @@ impl ClientHandler for Recorder {
 
 /// `tmux-wait -S SOCKET mcp` as the test server's helpers run the CLI.
 fn mcp_command(server: &TestServer, extra_env: &[(&str, &str)]) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(common::BIN);
+    let mut c = tokio::process::Command::new(crate::common::BIN);
     c.arg("-S").arg(&server.socket).arg("mcp");
     c.env_remove("TMUX")
         .env_remove("TMUX_PANE")

@@ -1,7 +1,6 @@
 //! Channel waits on real tmux servers.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Stdio;
 
 fn channel(s: &TestServer, name: &str, extra: &[&str]) -> std::process::Child {

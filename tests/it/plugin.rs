@@ -1,16 +1,10 @@
 //! The TPM plugin loaded into a real tmux server, with a real client
 //! attached in a pseudo-terminal pressing the key bindings.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
-use std::path::PathBuf;
 
 const PREFIX: &[u8] = b"\x02";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn load_plugin(s: &TestServer) {
     let entry = root().join("tmux-wait.tmux");
@@ -396,7 +390,7 @@ fn builds_the_helper_when_missing_and_says_so() {
     let path = format!(
         "{}:{}:/usr/local/bin:/usr/bin:/bin",
         bin.display(),
-        common::tmux_dir().display()
+        crate::common::tmux_dir().display()
     );
     s.tmux(&["set-environment", "-g", "PATH", &path]);
     s.tmux(&["set-option", "-g", "status", "on"]);
@@ -664,7 +658,7 @@ fn older_tmux_is_refused_in_one_line() {
     let real = real.trim();
     let bin = s.dir().join("oldtmux");
     std::fs::create_dir_all(&bin).unwrap();
-    let tmux = common::tmux_dir().join("tmux");
+    let tmux = crate::common::tmux_dir().join("tmux");
     std::fs::write(
         bin.join("tmux"),
         format!(

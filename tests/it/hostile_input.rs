@@ -3,9 +3,7 @@
 //! of escapes, invalid UTF-8, huge and wide lines. Each is a clear one-line
 //! error or is handled as data; nothing is ever run.
 
-mod common;
-
-use common::{TestServer, run_bounded};
+use crate::common::{TestServer, run_bounded};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 
@@ -19,7 +17,7 @@ fn traps(s: &TestServer) -> (String, std::path::PathBuf) {
     )
 }
 
-fn one_line_error(f: &common::Finished, code: i32, kind: &str) {
+fn one_line_error(f: &crate::common::Finished, code: i32, kind: &str) {
     assert_eq!(f.code, Some(code), "{f:?}");
     assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
     if !kind.is_empty() {

@@ -1,0 +1,21 @@
+//! tmux-wait's integration tests, one binary: every test drives the real
+//! `tmux-wait` against a real tmux server of its own (see `common`).
+
+mod common;
+
+mod channel_wait;
+mod cli_errors;
+mod command_wait;
+mod faults;
+mod hooks;
+mod hostile_input;
+mod hub;
+mod interference;
+mod mcp;
+mod messages;
+mod peer_defects;
+mod plugin;
+mod prompt_output;
+mod readme_examples;
+mod shell_init;
+mod text_wait;
