@@ -108,18 +108,7 @@ fn not_matched(f: &Finished, what: &str) {
 /// Start a background job that waits for channel `go`, then runs `then`.
 fn background_job(s: &TestServer, pane: &str, go: &str, then: &str) {
     s.type_line(pane, &format!("(tmux wait-for {go}; {then}) &"));
-    s.wait_for_prompt_after_job(pane);
-}
-
-trait PromptAfterJob {
-    fn wait_for_prompt_after_job(&self, pane: &str);
-}
-
-impl PromptAfterJob for TestServer {
-    /// The shell printed its job line and is back at `$ `.
-    fn wait_for_prompt_after_job(&self, pane: &str) {
-        self.wait_for_prompt(pane);
-    }
+    s.wait_for_prompt(pane);
 }
 
 /// A background job's line, written while the shell waits at its prompt,
@@ -415,6 +404,59 @@ fn output_returns_a_background_line_at_the_prompt() {
             "{sh}: {}",
             f.stdout
         );
+    }
+}
+
+/// A watch (what the plugin's `W` runs) and the poll engine take a
+/// background line at the prompt as output too. The job repeats its line,
+/// so the watch sees one whenever it is armed; it is killed at the end.
+#[test]
+fn a_watch_and_the_poll_engine_see_a_background_line() {
+    for sh in shells() {
+        let s = TestServer::new();
+        let p = shell_pane(&s, sh, "");
+        let go = unique("go");
+        background_job(
+            &s,
+            &p,
+            &go,
+            "i=0; while [ $i -lt 50 ]; do echo WATCHED_$((1+1)); i=$((i+1)); sleep 0.2; done",
+        );
+        let poll = s.start_wait(&[
+            "text",
+            "--engine",
+            "poll",
+            "-t",
+            &p,
+            "--pattern",
+            "WATCHED_2",
+            "--timeout",
+            "10",
+            "--json",
+        ]);
+        let watch = s.spawn(&[
+            "watch",
+            "-t",
+            &p,
+            "--pattern",
+            "WATCHED_2",
+            "--timeout",
+            "10s",
+            "--json",
+        ]);
+        s.tmux(&["wait-for", "-S", &go]);
+        let f = poll.finish(&s);
+        assert_eq!(f.code, Some(0), "{sh}, poll: {} / {}", f.stdout, f.stderr);
+        let line = f.json()["matched_lines"][0].as_str().map(str::to_owned);
+        assert!(
+            line.is_some_and(|l| l.ends_with("WATCHED_2")),
+            "{sh}, poll: {}",
+            f.stdout
+        );
+        let w = done(watch);
+        s.type_line(&p, "kill $!");
+        assert_eq!(w.code, Some(0), "{sh}, watch: {} / {}", w.stdout, w.stderr);
+        assert_eq!(w.json()["outcome"], "matched", "{sh}, watch: {}", w.stdout);
     }
 }
 
