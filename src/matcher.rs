@@ -15,7 +15,7 @@ pub struct PatternList {
 
 /// The regex engine's limit on a compiled pattern; larger ones are refused
 /// with a clear error instead of using unbounded memory.
-const SIZE_LIMIT: usize = 64 * 1024 * 1024;
+pub const SIZE_LIMIT: usize = 64 * 1024 * 1024;
 
 impl PatternList {
     /// Compile `patterns`. The error names the offending pattern's index.
