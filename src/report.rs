@@ -384,7 +384,7 @@ impl InputOutcome {
     }
 }
 
-/// `run --json`: the peer's `run_command` keys first.
+/// `run --json`: libtmux-mcp's `run_command` keys first.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
     pub pane_id: String,
@@ -403,6 +403,9 @@ pub struct RunResult {
     pub prompt: Option<String>,
     pub cursor: String,
     pub save_error: Option<String>,
+    /// Why the command could not be followed after the call returned (its
+    /// exit status and --save-to stop here), if so.
+    pub follow_error: Option<String>,
 }
 
 /// `output --json` (and each `--ndjson` line).
@@ -468,8 +471,13 @@ impl RunResult {
     /// A line for stderr when the command did not simply finish.
     pub fn note(&self) -> Option<String> {
         if self.timed_out {
+            let follow = self
+                .follow_error
+                .as_ref()
+                .map(|e| format!("; {e}"))
+                .unwrap_or_default();
             Some(format!(
-                "tmux-wait: timed out after {}s; the command is still running (tmux-wait output -t {} continues)",
+                "tmux-wait: timed out after {}s; the command is still running (tmux-wait output -t {} continues){follow}",
                 self.effective_timeout, self.pane_id
             ))
         } else if let Some(p) = &self.prompt {
@@ -483,7 +491,10 @@ impl RunResult {
                 self.exit_source.map_or("unknown", ExitSource::as_str)
             ))
         } else {
-            self.save_error.as_ref().map(|e| format!("tmux-wait: {e}"))
+            self.save_error
+                .as_ref()
+                .or(self.follow_error.as_ref())
+                .map(|e| format!("tmux-wait: {e}"))
         }
     }
 }
@@ -589,6 +600,29 @@ mod tests {
         assert_eq!(v["outcome"], "any_output");
         assert!(v["matched_index"].is_null());
         assert!(v["effective_timeout"].is_f64());
+    }
+
+    /// A timeout's line for people says what the JSON says, never more:
+    /// "new output" exactly when `saw_new_output`, "already on screen"
+    /// exactly when `matched_at_entry`.
+    #[test]
+    fn a_timeouts_line_agrees_with_its_json() {
+        let given = TextPatterns {
+            patterns: &["READY_NOW".into()],
+            stops: &[],
+            regex: false,
+        };
+        for saw in [false, true] {
+            for at_entry in [false, true] {
+                let mut r = result(Outcome::Timeout, None);
+                r.saw_new_output = saw;
+                r.matched_at_entry = at_entry;
+                let line = r.human(&given);
+                assert_eq!(line.contains("new output did not match"), saw, "{line}");
+                assert_eq!(line.contains("no new output"), !saw, "{line}");
+                assert_eq!(line.contains("already on screen"), at_entry, "{line}");
+            }
+        }
     }
 
     fn result(outcome: Outcome, index: Option<usize>) -> TextResult {

@@ -797,6 +797,7 @@ mod tests {
             prompt: None,
             cursor: "c".into(),
             save_error: None,
+            follow_error: None,
         })
         .unwrap();
         let output = serde_json::to_value(OutputResult {

@@ -185,6 +185,7 @@ pub(super) fn definition(kind: ToolKind) -> Value {
                     "prompt": nullable_of("string", "The interactive program's prompt the command stopped at."),
                     "cursor": {"type": "string", "description": "The cursor moved past this output (this connection's; wait reads on from it)."},
                     "save_error": nullable_of("string", "Why saving the output stopped, if it did."),
+                    "follow_error": nullable_of("string", "Why the command cannot be followed after this call (its exit status and save_to stop here), if so."),
                 })),
                 &["pane_id", "exit_status", "timed_out", "elapsed_seconds", "output", "effective_timeout"],
             ),

@@ -8,8 +8,9 @@ use super::*;
 /// over to it without a gap or an overlap. The follower joins the pane's
 /// stream at the hub with a token, and the hub puts that token into this
 /// wait's stream at the point the follower's starts: what comes before it
-/// is ours, everything after is the follower's.
-pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) {
+/// is ours, everything after is the follower's. Returns why the command
+/// cannot be followed, if it cannot.
+pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) -> Option<String> {
     let token = crate::state::random_id();
     let mut args = vec![
         "follow-run",
@@ -26,10 +27,7 @@ pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) {
     }
     let pid = match c.socket.spawn_helper(&args, "a run follower") {
         Ok(pid) => pid,
-        Err(e) => {
-            eprintln!("tmux-wait: {e}; --save-to and the exit status stop here");
-            return;
-        }
+        Err(e) => return Some(format!("{e}; --save-to and the exit status stop here")),
     };
     let joined = f
         .src
@@ -39,8 +37,8 @@ pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) {
     if !matches!(joined, Ok(true)) {
         // No handoff: stop the follower.
         crate::state::terminate(pid);
-        eprintln!(
-            "tmux-wait: the run follower did not start; --save-to and the exit status stop here"
+        return Some(
+            "the run follower did not start; --save-to and the exit status stop here".into(),
         );
     } else if f.finished.is_some() {
         // The command ended while handing over: the follower has nothing
@@ -50,6 +48,7 @@ pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) {
         // From here the follower writes the file.
         f.saver = None;
     }
+    None
 }
 
 /// At entry, for a run a cursor left pending: its end mark (arriving now),

@@ -219,9 +219,11 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         }
     }
     drop(lock);
-    if f.finished.is_none() && died.is_none() {
-        handoff(&mut f, c, &id);
-    }
+    let follow_error = if f.finished.is_none() && died.is_none() {
+        handoff(&mut f, c, &id)
+    } else {
+        None
+    };
     if let Some(e) = interrupted {
         // Whatever `output` reads next starts after what was taken in.
         let pending = f.finished.is_none().then(|| id.clone());
@@ -262,5 +264,6 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         prompt,
         cursor: c.cursor.clone(),
         save_error: f.saver.and_then(|s| s.error),
+        follow_error,
     })
 }
