@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Make sure what tmux-wait needs is installed: tmux and a Rust toolchain
-# (and, for the tests, python3: one drives an interactive REPL).
+# (and, for the tests, python3, which one test drives as a REPL, and the
+# shells zsh, dash and fish).
 # Sourced by scripts/demo and scripts/test. Installs tmux with apt-get when
 # running as root on a Debian-like system; otherwise says what to install.
 
@@ -45,5 +46,16 @@ tw_ensure_test_deps() {
     tw_ensure_deps
     if ! command -v python3 >/dev/null 2>&1; then
         tw_apt_install python3
+    fi
+    # The tests run each shell's own line editor (bash, zsh, fish) and the
+    # kernel's echo (dash); a test whose shell is missing is skipped and
+    # says so.
+    local shells=() sh
+    for sh in zsh dash fish; do
+        command -v "$sh" >/dev/null 2>&1 || shells+=("$sh")
+    done
+    if [ "${#shells[@]}" -gt 0 ]; then
+        tw_apt_install "${shells[@]}" ||
+            echo "tmux-wait: the tests for ${shells[*]} will be skipped" >&2
     fi
 }
