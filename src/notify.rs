@@ -6,6 +6,7 @@
 //! doubled; nothing is ever spliced into a shell command: the hook gets the
 //! result in environment variables, notifiers get it as arguments.
 
+use crate::report::WatchOutcome;
 use crate::state::{LastResult, Store};
 use crate::tmux::Socket;
 use std::io::Write;
@@ -99,12 +100,12 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
     if let Some(last) = store.last() {
         let icon = if last.ok {
             &opts.icon_ok
-        } else if last.outcome == "timeout" {
+        } else if last.outcome.is_timeout() {
             &opts.icon_timeout
         } else {
             &opts.icon_fail
         };
-        if last.outcome == "signalled" {
+        if last.outcome == WatchOutcome::Signalled {
             // A channel hook: when it arrived, then the channel and message.
             parts.push(format!(
                 "{} {} {}",
@@ -165,7 +166,7 @@ impl Done {
     fn text(&self, opts: &Options) -> String {
         let icon = if self.last.ok {
             &opts.icon_ok
-        } else if self.last.outcome == "timeout" {
+        } else if self.last.outcome.is_timeout() {
             &opts.icon_timeout
         } else {
             &opts.icon_fail
@@ -277,7 +278,7 @@ fn run_hook(hook: &str, d: &Done) {
     cmd.env("TMUX_WAIT_ID", &d.last.id)
         .env("TMUX_WAIT_PANE", &d.last.pane_id)
         .env("TMUX_WAIT_LABEL", &d.last.label)
-        .env("TMUX_WAIT_OUTCOME", &d.last.outcome)
+        .env("TMUX_WAIT_OUTCOME", d.last.outcome.as_str())
         .env("TMUX_WAIT_OK", if d.last.ok { "1" } else { "0" })
         .env(
             "TMUX_WAIT_ELAPSED",

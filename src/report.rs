@@ -1,12 +1,12 @@
-//! Result values and how they are shown: JSON for scripts (the seed's
-//! `WaitForTextResult` schema, key for key; `run` with the peer's
+//! Result values and how they are shown: JSON for scripts (libtmux-mcp's
+//! `wait_for_text` result, key for key; `run` with libtmux-mcp's
 //! `run_command` keys) and text for people.
 //! Both are fed by the same value; nothing below `waits` prints.
 
 use crate::error::exit;
 use serde::Serialize;
 
-/// How a text wait ended (the seed's `outcome` enum).
+/// How a text wait ended (libtmux-mcp's `outcome` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -25,6 +25,96 @@ impl Outcome {
             Outcome::Stopped => exit::STOPPED,
             Outcome::AlternateScreen => exit::ALTERNATE_SCREEN,
         }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Matched => "matched",
+            Outcome::AnyOutput => "any_output",
+            Outcome::Stopped => "stopped",
+            Outcome::AlternateScreen => "alternate_screen",
+            Outcome::Timeout => "timeout",
+        }
+    }
+
+    const ALL: [Outcome; 5] = [
+        Outcome::Matched,
+        Outcome::AnyOutput,
+        Outcome::Stopped,
+        Outcome::AlternateScreen,
+        Outcome::Timeout,
+    ];
+}
+
+/// How a watch ended: `watch --json`'s `outcome`, the status line's last
+/// result, a hook's `TMUX_WAIT_OUTCOME`. Written as one word (`matched`,
+/// `done`, `pane_died`...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchOutcome {
+    /// A text watch's outcome.
+    Text(Outcome),
+    /// The command finished (`--done`).
+    Done,
+    /// The pane went quiet (`--quiet`).
+    Quiet,
+    /// A channel hook's signal arrived.
+    Signalled,
+    /// The watch ended in an error of this kind (`pane_died`...).
+    Failed(String),
+}
+
+impl WatchOutcome {
+    pub fn as_str(&self) -> &str {
+        match self {
+            WatchOutcome::Text(o) => o.as_str(),
+            WatchOutcome::Done => "done",
+            WatchOutcome::Quiet => "quiet",
+            WatchOutcome::Signalled => "signalled",
+            WatchOutcome::Failed(kind) => kind,
+        }
+    }
+
+    pub fn parse(s: &str) -> WatchOutcome {
+        match s {
+            "done" => WatchOutcome::Done,
+            "quiet" => WatchOutcome::Quiet,
+            "signalled" => WatchOutcome::Signalled,
+            _ => Outcome::ALL
+                .into_iter()
+                .find(|o| o.as_str() == s)
+                .map_or_else(|| WatchOutcome::Failed(s.to_owned()), WatchOutcome::Text),
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            WatchOutcome::Text(o) => o.exit_code(),
+            WatchOutcome::Done | WatchOutcome::Quiet | WatchOutcome::Signalled => exit::OK,
+            // The wait ended in an error (pane died...); it was announced.
+            WatchOutcome::Failed(_) => exit::ERROR,
+        }
+    }
+
+    pub fn is_timeout(&self) -> bool {
+        *self == WatchOutcome::Text(Outcome::Timeout)
+    }
+}
+
+impl std::fmt::Display for WatchOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for WatchOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WatchOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d).map(|s| WatchOutcome::parse(&s))
     }
 }
 
@@ -562,6 +652,24 @@ impl OutputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A watch's outcome is written and read back as the same word, and
+    /// each text outcome as its serde name.
+    #[test]
+    fn watch_outcomes_round_trip() {
+        for o in Outcome::ALL {
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+            let w = WatchOutcome::Text(o);
+            let back: WatchOutcome =
+                serde_json::from_value(serde_json::to_value(&w).unwrap()).unwrap();
+            assert_eq!(back, w);
+        }
+        for w in ["done", "quiet", "signalled", "pane_died"] {
+            assert_eq!(WatchOutcome::parse(w).as_str(), w);
+        }
+        assert_eq!(WatchOutcome::parse("pane_died").exit_code(), exit::ERROR);
+        assert!(WatchOutcome::parse("timeout").is_timeout());
+    }
 
     #[test]
     fn text_result_has_exactly_the_seed_keys() {

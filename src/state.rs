@@ -38,8 +38,7 @@ pub struct LastResult {
     pub id: String,
     pub pane_id: String,
     pub label: String,
-    /// `matched`, `done`, `quiet`, `stopped`, `timeout`, `error`...
-    pub outcome: String,
+    pub outcome: crate::report::WatchOutcome,
     pub ok: bool,
     pub elapsed_seconds: f64,
     pub finished: u64,
@@ -408,7 +407,7 @@ mod tests {
             id: "abc".into(),
             pane_id: "%1".into(),
             label: "x".into(),
-            outcome: "matched".into(),
+            outcome: crate::report::WatchOutcome::Text(crate::report::Outcome::Matched),
             ok: true,
             elapsed_seconds: 1.5,
             finished: 2,

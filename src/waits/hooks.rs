@@ -209,7 +209,7 @@ fn report(
         id: id.to_owned(),
         pane_id: String::new(),
         label,
-        outcome: "signalled".into(),
+        outcome: crate::report::WatchOutcome::Signalled,
         ok,
         elapsed_seconds: 0.0,
         finished: state::now_secs(),

@@ -14,7 +14,7 @@ use crate::engine::shell::line_editor_active;
 use crate::engine::{EngineKind, PaneSource, Setup, open_source};
 use crate::error::{Error, Kind, Result};
 use crate::notify::{self, Done, Options};
-use crate::report::{bound_lines, sanitize, seconds};
+use crate::report::{WatchOutcome, bound_lines, sanitize, seconds};
 use crate::state::{self, LastResult, Store, WatchRecord};
 use crate::tmux::{PaneInfo, Socket, resolve_pane};
 use serde::Serialize;
@@ -50,7 +50,7 @@ pub struct WatchResult {
     pub label: String,
     /// `matched`, `any_output`, `stopped`, `alternate_screen`, `timeout`,
     /// `done`, `quiet`.
-    pub outcome: String,
+    pub outcome: WatchOutcome,
     pub ok: bool,
     /// For `done`: the command's exit status when the shell reported it
     /// (OSC 133), else null.
@@ -83,15 +83,7 @@ impl WatchResult {
     }
 
     pub fn exit_code(&self) -> i32 {
-        use crate::error::exit;
-        match self.outcome.as_str() {
-            "matched" | "any_output" | "done" | "quiet" => exit::OK,
-            "timeout" => exit::TIMEOUT,
-            "stopped" => exit::STOPPED,
-            "alternate_screen" => exit::ALTERNATE_SCREEN,
-            // The wait ended in an error (pane died...); it was announced.
-            _ => exit::ERROR,
-        }
+        self.outcome.exit_code()
     }
 }
 
@@ -172,7 +164,12 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
             return Err(e);
         }
         Err(e) if e.kind == Kind::ServerExited => return Err(e),
-        Err(e) => (e.kind.as_str().to_owned(), false, e.message.clone(), None),
+        Err(e) => (
+            WatchOutcome::Failed(e.kind.as_str().to_owned()),
+            false,
+            e.message.clone(),
+            None,
+        ),
     };
     let elapsed = start.elapsed();
     let command_seconds = command_age.map(|a| seconds(a + elapsed));
@@ -213,7 +210,9 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
     })
 }
 
-type KindOutcome = (String, bool, String, Option<i32>);
+const TIMEOUT: WatchOutcome = WatchOutcome::Text(crate::report::Outcome::Timeout);
+
+type KindOutcome = (WatchOutcome, bool, String, Option<i32>);
 
 fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindOutcome> {
     match &req.kind {
@@ -223,23 +222,19 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
             t.timeout = req.timeout;
             let r = text::run(&t)?;
             let line = r.matched_lines.first().cloned().unwrap_or_default();
-            let outcome = serde_json::to_value(r.outcome)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            Ok((outcome, r.found, line, None))
+            Ok((WatchOutcome::Text(r.outcome), r.found, line, None))
         }
         WatchKind::Done => {
             let mut src = open(req, pane, start)?;
             let deadline = start + req.timeout;
             loop {
                 match src.next_batch(deadline)? {
-                    None => return Ok(("timeout".into(), false, String::new(), None)),
+                    None => return Ok((TIMEOUT, false, String::new(), None)),
                     Some(_) => {
                         let (prompts, status) = src.prompts();
                         if prompts > 0 {
                             let ok = status.is_none_or(|s| s == 0);
-                            return Ok(("done".into(), ok, String::new(), status));
+                            return Ok((WatchOutcome::Done, ok, String::new(), status));
                         }
                     }
                 }
@@ -254,10 +249,10 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
                 match src.next_batch(until)? {
                     Some(_) => last_output = Instant::now(),
                     None if Instant::now() >= deadline && last_output + *quiet > deadline => {
-                        return Ok(("timeout".into(), false, String::new(), None));
+                        return Ok((TIMEOUT, false, String::new(), None));
                     }
                     None => {
-                        return Ok(("quiet".into(), true, String::new(), None));
+                        return Ok((WatchOutcome::Quiet, true, String::new(), None));
                     }
                 }
             }
