@@ -3,8 +3,8 @@
 //! would without tmux-wait. A person's client (a client of the server
 //! under test, inside a pane of an outer tmux) presses a key, then waits
 //! of every kind are armed, then scripts run what plugins and session
-//! switchers run: `display-message`, `switch-client`, `send-keys`,
-//! tmux-wait's own `run`. tmux picks the "current client" of such a
+//! switchers run: `display-message`, `display-menu`, `display-popup`,
+//! `choose-tree`, `switch-client`, `send-keys`, tmux-wait's own `run`. tmux picks the "current client" of such a
 //! command by activity (cmd_find_best_client): an attached tmux-wait
 //! client would be newer than a person who has not typed since.
 
@@ -114,6 +114,18 @@ fn display_message_goes_to_the_person_while_waits_are_armed() {
     s.wait_until(&s.pane, "the menu to close", || {
         matches!(menu.try_wait(), Ok(Some(_)))
     });
+    // A plugin's popup too (it stays until the person presses Enter).
+    let mut popup = s.tmux_cmd();
+    popup
+        .args(["display-popup", "-E", "echo POPUP_OF_A_PLUGIN; read x"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut popup = popup.spawn().expect("display-popup");
+    person.wait_for_screen("POPUP_OF_A_PLUGIN");
+    person.keys(&["Enter"]);
+    s.wait_until(&s.pane, "the popup to close", || {
+        matches!(popup.try_wait(), Ok(Some(_))) && !person.screen().contains("POPUP_OF_A_PLUGIN")
+    });
     let f = script(&s, &["choose-tree", "-s"]);
     assert_eq!(f.code, Some(0), "{f:?}");
     person.wait_for_screen("main: 1 windows");
@@ -173,8 +185,8 @@ fn send_keys_and_run_work_while_waits_are_armed() {
     finish_unaffected(&s, armed);
 }
 
-/// The person's own keys reach their pane while waits are armed, and what
-/// they type runs.
+/// The person's own keys reach their pane while waits are armed, what
+/// they type runs, and the prefix and copy mode work.
 #[test]
 fn the_persons_keys_still_reach_their_pane() {
     let s = TestServer::new();
@@ -187,6 +199,22 @@ fn the_persons_keys_still_reach_their_pane() {
     person.keys(&["Enter"]);
     s.wait_until(active.trim(), "the person's command", || {
         s.capture(active.trim()).contains("\nTYPED_BY_THE_PERSON\n")
+    });
+    // Copy mode with the prefix, and out of it again.
+    let in_mode = || {
+        s.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            active.trim(),
+            "#{pane_in_mode}",
+        ])
+    };
+    person.keys(&["C-b", "["]);
+    s.wait_until(active.trim(), "copy mode", || in_mode().trim() == "1");
+    person.keys(&["q"]);
+    s.wait_until(active.trim(), "copy mode to end", || {
+        in_mode().trim() == "0"
     });
     finish_unaffected(&s, armed);
 }
