@@ -21,6 +21,11 @@ impl State {
     /// The current line as drawn, trailing blanks trimmed.
     pub(super) fn rendered(&self) -> String {
         let mut s = String::with_capacity(self.cells.len());
+        self.render_into(&mut s);
+        s
+    }
+
+    fn render_into(&self, s: &mut String) {
         for cell in &self.cells {
             if cell.ch != '\0' {
                 s.push(cell.ch);
@@ -30,18 +35,22 @@ impl State {
             }
         }
         s.truncate(s.trim_end().len());
-        s
     }
 
-    /// A line feed ends the current line: keep it as drawn.
+    /// A line feed ends the current line: keep it as drawn (in the oldest
+    /// line's buffer once the transcript is full: a flood allocates
+    /// nothing here).
     pub(super) fn record_line(&mut self) {
         if !self.linear {
             return;
         }
-        if self.transcript.len() == TRANSCRIPT_LINES {
-            self.transcript.pop_front();
-        }
-        let line = self.rendered();
+        let mut line = if self.transcript.len() == TRANSCRIPT_LINES {
+            self.transcript.pop_front().unwrap_or_default()
+        } else {
+            String::with_capacity(self.cells.len())
+        };
+        line.clear();
+        self.render_into(&mut line);
         self.transcript.push_back(line);
     }
 
@@ -56,7 +65,10 @@ impl State {
             return;
         }
         self.dirty = false;
+        // One pass: the line without typed echo, and what the line holds;
+        // a second (the line as drawn) only when there is echo.
         let (mut has_echo, mut output, mut prompt) = (false, false, false);
+        let mut text = String::with_capacity(self.cells.len());
         for cell in &mut self.cells {
             cell.fresh = false;
             if cell.ch == '\0' {
@@ -64,26 +76,17 @@ impl State {
             }
             output |= cell.origin == Origin::New && cell.ch != ' ';
             prompt |= cell.origin == Origin::Prompt;
-            has_echo |= cell.origin == Origin::Echo;
-        }
-        // The line without typed echo, and (only when there is echo) as
-        // drawn: one pass each, sized once.
-        let collect = |with_echo: bool| {
-            let mut s = String::with_capacity(self.cells.len());
-            for cell in &self.cells {
-                if cell.ch == '\0' || (!with_echo && cell.origin == Origin::Echo) {
-                    continue;
-                }
-                s.push(cell.ch);
-                if let Some(c) = &cell.combining {
-                    s.push_str(c);
-                }
+            if cell.origin == Origin::Echo {
+                has_echo = true;
+                continue;
             }
-            s.truncate(s.trim_end().len());
-            s
-        };
-        let text = collect(false);
-        let rendered = has_echo.then(|| collect(true));
+            text.push(cell.ch);
+            if let Some(c) = &cell.combining {
+                text.push_str(c);
+            }
+        }
+        text.truncate(text.trim_end().len());
+        let rendered = has_echo.then(|| self.rendered());
         if rendered.as_ref().unwrap_or(&text).is_empty() {
             return;
         }
@@ -162,6 +165,31 @@ impl State {
     }
 
     pub(super) fn print_char(&mut self, ch: char) {
+        // The common case of a flood: printable ASCII written at the end of
+        // the line while a program writes (no prompt, no held line): the
+        // steps below reduce to appending a fresh cell of new output.
+        if (' '..='~').contains(&ch)
+            && self.input == InputState::Output
+            && self.cursor == self.cells.len()
+            && !self.alt
+            && !self.in_title
+            && self.held.is_none()
+            && self.cells.len() < MAX_CELLS
+        {
+            self.pending_wrap = false;
+            self.cells.push(Cell {
+                ch,
+                origin: Origin::New,
+                fresh: true,
+                combining: None,
+            });
+            self.cursor += 1;
+            if self.cursor.is_multiple_of(self.width) {
+                self.pending_wrap = true;
+            }
+            self.mark(Origin::New);
+            return;
+        }
         if self.in_title {
             return;
         }
