@@ -54,6 +54,7 @@ mod join;
 mod pipe;
 mod policy;
 mod protocol;
+mod router;
 mod server;
 
 pub use client::{connect, path, read_entry};

@@ -2,17 +2,17 @@
 //! read and hands each pane's stream to every wait on it. See the module
 //! above for the protocol; this is the event loop.
 
-use super::JoinPoint;
 use super::conn::log;
 use super::conn::{Conn, Role};
 use super::feed::{MAX_TOKEN, recv_with_fds};
 use super::pipe::{Started, start_pipe};
 use super::policy::{allowed, entry_queries, valid_pane};
 use super::protocol::{EndReason, Entry, Frame, HELLO, Request};
+use super::router::{Requested, Router, Sends};
 use crate::error::{Error, Kind, Result};
 use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
 use crate::tmux::protocol::{format_escape, sh_quote};
-use crate::tmux::{PaneState, Socket, SocketLock};
+use crate::tmux::{Socket, SocketLock};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -108,23 +108,14 @@ pub fn serve(socket: &Socket) -> Result<()> {
     Ok(())
 }
 
-/// One pane's pipe.
+/// One pane's pipe (who gets its stream is the router's business).
 struct Tap {
     token: String,
     /// Our end of the pipe's socket, once its command handed it over.
     fd: Option<OwnedFd>,
-    /// The entry replies came: the stream is being passed on.
-    live: bool,
-    /// When it became live (a pipe whose command never reports ends).
+    /// When it was asked for, then when it became live (a pipe whose
+    /// command never reports ends).
     live_since: Instant,
-    /// Waits receiving its stream.
-    waiters: Vec<u64>,
-    /// Waits that joined before it was live.
-    pending: Vec<(u64, Option<String>)>,
-    /// The wait whose request started it: gets the fresh entry.
-    starter: Option<u64>,
-    /// Where the stream stands, for waits that join it.
-    at: JoinPoint,
 }
 
 struct Hub {
@@ -133,6 +124,7 @@ struct Hub {
     feed_cmd: String,
     conns: HashMap<u64, Conn>,
     taps: HashMap<String, Tap>,
+    router: Router,
     next_id: u64,
     started_tx: Sender<Started>,
     started_rx: Receiver<Started>,
@@ -182,6 +174,7 @@ impl Hub {
             feed_cmd,
             conns: HashMap::new(),
             taps: HashMap::new(),
+            router: Router::default(),
             next_id: 1,
             started_tx,
             started_rx,
@@ -202,7 +195,7 @@ impl Hub {
             let tap_panes: Vec<String> = self
                 .taps
                 .iter()
-                .filter(|(_, t)| t.live && t.fd.is_some())
+                .filter(|(p, t)| self.router.is_live(p) && t.fd.is_some())
                 .map(|(p, _)| p.clone())
                 .collect();
             let mut fds = vec![
@@ -277,8 +270,8 @@ impl Hub {
                 at(c.since + HELLO_WITHIN);
             }
         }
-        for t in self.taps.values() {
-            if t.live && t.fd.is_none() {
+        for (p, t) in &self.taps {
+            if self.router.is_live(p) && t.fd.is_none() {
                 at(t.live_since + FEED_WITHIN);
             }
         }
@@ -426,13 +419,10 @@ impl Hub {
                 entered: false,
             };
         }
-        if let Some(t) = self.taps.get_mut(&req.pane) {
-            if t.live {
-                self.join(id, &req.pane, req.mark);
-            } else {
-                t.pending.push((id, req.mark));
-            }
-            return;
+        match self.router.request(id, &req.pane, req.mark) {
+            Requested::Start => {}
+            Requested::Queued => return,
+            Requested::Joined(sends) => return self.send(sends),
         }
         let token = crate::state::random_id();
         self.taps.insert(
@@ -440,12 +430,7 @@ impl Hub {
             Tap {
                 token: token.clone(),
                 fd: None,
-                live: false,
                 live_since: Instant::now(),
-                waiters: Vec::new(),
-                pending: Vec::new(),
-                starter: Some(id),
-                at: JoinPoint::default(),
             },
         );
         let mut queries = entry_queries(&req.pane);
@@ -472,23 +457,15 @@ impl Hub {
         });
     }
 
-    /// Add wait `id` to a live tap: its stream starts here.
-    fn join(&mut self, id: u64, pane: &str, mark: Option<String>) {
-        let Some(t) = self.taps.get_mut(pane) else {
-            return;
-        };
-        if let Some(m) = mark {
-            for w in &t.waiters {
-                if let Some(c) = self.conns.get_mut(w) {
-                    c.push(&Frame::Mark(m.clone()));
+    /// Send each frame to its wait; an entry marks the wait as entered
+    /// (its `sync` lines are answered from then on).
+    fn send(&mut self, sends: Sends) {
+        for (id, frame) in sends {
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.push(&frame);
+                if let (Frame::Entry(_), Role::Waiter { entered, .. }) = (&frame, &mut c.role) {
+                    *entered = true;
                 }
-            }
-        }
-        t.waiters.push(id);
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.push(&Frame::Entry(t.at.entry()));
-            if let Role::Waiter { entered, .. } = &mut c.role {
-                *entered = true;
             }
         }
     }
@@ -504,9 +481,9 @@ impl Hub {
                 Err(_) => "error",
             }
         ));
-        let Some(starter) = self.taps.get_mut(&s.pane).map(|t| t.starter.take()) else {
+        if !self.taps.contains_key(&s.pane) {
             return;
-        };
+        }
         let entry = match s.result {
             Ok(e) => e,
             Err(e) => Entry::Failed {
@@ -514,41 +491,16 @@ impl Hub {
                 message: e.message,
             },
         };
-        if !matches!(entry, Entry::Fresh { .. }) {
-            // Nobody streams this pane: every wait on it hears why.
-            let t = self.taps.remove(&s.pane).expect("present");
-            let ids = starter
-                .into_iter()
-                .chain(t.pending.into_iter().map(|(i, _)| i));
-            for id in ids {
-                if let Some(c) = self.conns.get_mut(&id) {
-                    c.push(&Frame::Entry(entry.clone()));
-                    if let Role::Waiter { entered, .. } = &mut c.role {
-                        *entered = true;
-                    }
-                }
-            }
+        let fresh = matches!(entry, Entry::Fresh { .. });
+        let sends = self.router.started(&s.pane, entry);
+        self.send(sends);
+        if !fresh {
+            // Nobody streams this pane; every wait on it heard why.
+            self.taps.remove(&s.pane);
             return;
         }
-        let t = self.taps.get_mut(&s.pane).expect("present");
-        t.live = true;
-        t.live_since = Instant::now();
-        if let Entry::Fresh { replies } = &entry {
-            let alt = PaneState::parse(&replies[0]).is_ok_and(|st| st.alternate_on);
-            t.at = JoinPoint::new(alt);
-        }
-        if let Some(id) = starter
-            && let Some(c) = self.conns.get_mut(&id)
-        {
-            c.push(&Frame::Entry(entry));
-            if let Role::Waiter { entered, .. } = &mut c.role {
-                *entered = true;
-            }
-            t.waiters.push(id);
-        }
-        let pending = std::mem::take(&mut t.pending);
-        for (id, mark) in pending {
-            self.join(id, &s.pane, mark);
+        if let Some(t) = self.taps.get_mut(&s.pane) {
+            t.live_since = Instant::now();
         }
         self.close_if_unwatched(&s.pane);
     }
@@ -557,17 +509,19 @@ impl Hub {
     fn read_tap(&mut self, pane: &str, limit: usize, buf: &mut [u8]) {
         let mut read = 0;
         loop {
-            let Some(t) = self.taps.get_mut(pane) else {
-                return;
-            };
-            let Some(fd) = t.fd.as_ref() else {
+            let Some(fd) = self
+                .taps
+                .get(pane)
+                .and_then(|t| t.fd.as_ref())
+                .map(AsRawFd::as_raw_fd)
+            else {
                 return;
             };
             if read >= limit {
                 return;
             }
             // SAFETY: reading into a buffer we own from a descriptor we own.
-            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 match e.kind() {
@@ -581,10 +535,9 @@ impl Hub {
             }
             let data = &buf[..n as usize];
             read += data.len();
-            t.at.feed(data);
             let frame = Frame::Data(data.to_vec());
             let mut over = Vec::new();
-            for w in &t.waiters {
+            for w in self.router.data(pane, data) {
                 if let Some(c) = self.conns.get_mut(w) {
                     c.push(&frame);
                     if c.pending() > self.queue_limit {
@@ -603,11 +556,9 @@ impl Hub {
     /// The pane's stream ended: tell its waits, forget the pipe.
     fn end_tap(&mut self, pane: &str, why: EndReason) {
         log(format_args!("end {pane} {why:?}"));
-        let Some(t) = self.taps.remove(pane) else {
-            return;
-        };
-        for id in t.waiters.iter().chain(t.pending.iter().map(|(i, _)| i)) {
-            if let Some(c) = self.conns.get_mut(id) {
+        self.taps.remove(pane);
+        for id in self.router.end(pane) {
+            if let Some(c) = self.conns.get_mut(&id) {
                 c.push(&Frame::End(why.clone()));
             }
         }
@@ -627,7 +578,9 @@ impl Hub {
         let unfed: Vec<String> = self
             .taps
             .iter()
-            .filter(|(_, t)| t.live && t.fd.is_none() && t.live_since.elapsed() > FEED_WITHIN)
+            .filter(|(p, t)| {
+                self.router.is_live(p) && t.fd.is_none() && t.live_since.elapsed() > FEED_WITHIN
+            })
             .map(|(p, _)| p.clone())
             .collect();
         for p in unfed {
@@ -652,14 +605,9 @@ impl Hub {
             return;
         };
         if let Role::Waiter { pane, .. } = c.role
-            && let Some(t) = self.taps.get_mut(&pane)
+            && self.router.leave(id, &pane)
         {
-            t.waiters.retain(|w| *w != id);
-            t.pending.retain(|(w, _)| *w != id);
-            if t.starter == Some(id) {
-                t.starter = None;
-            }
-            self.close_if_unwatched(&pane);
+            self.close_pipe(&pane);
         }
     }
 
@@ -667,14 +615,14 @@ impl Hub {
     /// makes tmux close it at once (`-I`). One still starting is closed
     /// when it is live.
     fn close_if_unwatched(&mut self, pane: &str) {
-        if let Some(t) = self.taps.get(pane)
-            && t.live
-            && t.waiters.is_empty()
-            && t.pending.is_empty()
-        {
-            self.taps.remove(pane);
-            self.closed.insert(pane.to_owned(), Instant::now());
-            log(format_args!("close {pane}"));
+        if self.router.close_if_unwatched(pane) {
+            self.close_pipe(pane);
         }
+    }
+
+    fn close_pipe(&mut self, pane: &str) {
+        self.taps.remove(pane);
+        self.closed.insert(pane.to_owned(), Instant::now());
+        log(format_args!("close {pane}"));
     }
 }
