@@ -154,19 +154,15 @@ fn every_example_says_where_it_runs() {
 ///
 /// docs/benchmarks.md is left out: it is the record of one run of
 /// `scripts/bench` and names the contenders as the script prints them.
-/// Two names of things in the repository are let through: the
-/// `--no-peer` option of `scripts/bench` and the test file
-/// `tests/peer_defects.rs`.
+/// One name of a thing in the repository is let through: the test module
+/// `tests/it/peer_defects.rs`.
 #[test]
 fn docs_have_no_internal_words() {
     for file in doc_files() {
         if file == "docs/benchmarks.md" {
             continue;
         }
-        let text = read(&file)
-            .to_lowercase()
-            .replace("--no-peer", "")
-            .replace("peer_defects", "");
+        let text = read(&file).to_lowercase().replace("peer_defects", "");
         for word in ["peer", "seed", "waitfortextresult", "issue #"] {
             if let Some(at) = text.find(word) {
                 let line = text[..at].lines().count().max(1);
