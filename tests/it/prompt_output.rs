@@ -22,43 +22,6 @@ fn shells() -> Vec<&'static str> {
         .collect()
 }
 
-/// A new window running `shell` at a `$ ` prompt in `dir` (with `rc` in
-/// its startup file, for bash and zsh).
-fn shell_pane(s: &TestServer, shell: &str, rc: &str) -> String {
-    let home = s.dir().join(format!("home-{shell}"));
-    std::fs::create_dir_all(&home).unwrap();
-    let q = |p: &std::path::Path| format!("'{}'", p.display());
-    let command = match shell {
-        "bash" => {
-            let f = home.join("bashrc");
-            std::fs::write(&f, format!("PS1='$ '\nHISTFILE=/dev/null\n{rc}\n")).unwrap();
-            format!("exec bash --noprofile --rcfile {}", q(&f))
-        }
-        "zsh" => {
-            std::fs::write(
-                home.join(".zshrc"),
-                format!("PS1='$ '\nunsetopt prompt_sp\nHISTFILE=/dev/null\n{rc}\n"),
-            )
-            .unwrap();
-            format!("exec env ZDOTDIR={} zsh", q(&home))
-        }
-        "dash" => "exec env PS1='$ ' dash".to_owned(),
-        _ => unreachable!(),
-    };
-    let out = s
-        .tmux_cmd()
-        .args(["new-window", "-d", "-c"])
-        .arg(s.dir())
-        .args(["-P", "-F", "#{pane_id}", &command])
-        .env("PATH", path_with_helper())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    s.wait_for_prompt(&pane);
-    pane
-}
-
 /// A text wait for `pattern` on `pane`, armed, with `timeout`.
 fn wait(s: &TestServer, pane: &str, pattern: &str, timeout: &str) -> Waiter {
     s.start_wait(&[
@@ -117,7 +80,7 @@ fn background_job(s: &TestServer, pane: &str, go: &str, then: &str) {
 fn a_background_jobs_line_at_the_prompt_is_output() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         background_job(&s, &p, &go, "echo READY_$((4+2))");
         let w = wait(&s, &p, "READY_6", "10");
@@ -143,7 +106,7 @@ fn a_background_jobs_line_at_the_prompt_is_output() {
 fn a_background_partial_line_at_the_prompt() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         background_job(
             &s,
@@ -170,7 +133,7 @@ fn a_background_partial_line_at_the_prompt() {
 fn a_write_to_the_tty_from_outside_is_output() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let tty = s.tmux(&["display-message", "-p", "-t", &p, "#{pane_tty}"]);
         let w = wait(&s, &p, "FROM_OUTSIDE", "10");
         std::fs::OpenOptions::new()
@@ -188,7 +151,7 @@ fn a_write_to_the_tty_from_outside_is_output() {
 fn typed_text_without_enter_is_never_output() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let w = wait(&s, &p, "TYPED_ONLY", "1.5");
         type_slowly(&s, &p, "echo TYPED_ONLY");
         let f = w.finish(&s);
@@ -204,7 +167,7 @@ fn typed_text_without_enter_is_never_output() {
 fn a_typed_command_matches_on_its_output_not_its_echo() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         let w = wait(&s, &p, "BOTH_ECHO_AND_OUTPUT", "10");
         s.type_line(
@@ -226,7 +189,7 @@ fn a_typed_command_wrapping_over_rows_is_echo() {
             width: 40,
             ..Options::default()
         });
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         let w = wait(&s, &p, "WRAPPED_PATTERN", "10");
         let filler = "x".repeat(60);
@@ -250,7 +213,7 @@ fn editing_with_left_and_backspace_is_echo() {
             continue;
         }
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let w = wait(&s, &p, "EDITEDX", "10");
         type_slowly(&s, &p, "echo EDITEDXY");
         s.tmux(&["send-keys", "-t", &p, "Left", "BSpace"]);
@@ -271,7 +234,7 @@ fn history_recall_is_echo() {
             continue;
         }
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         s.type_line(&p, &format!("tmux wait-for {go}; echo RECALLED_$((1))"));
         s.wait_for_command(&p, "tmux");
@@ -302,7 +265,7 @@ fn a_completion_list_is_not_output() {
         for f in ["cand_LISTED_a", "cand_LISTED_b"] {
             std::fs::write(s.dir().join(f), "").unwrap();
         }
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let w = wait(&s, &p, "LISTED", "1.5");
         type_slowly(&s, &p, "ls cand");
         // Tab completes what is common, and lists the rest once pressed again.
@@ -321,7 +284,7 @@ fn a_completion_list_is_not_output() {
 fn ctrl_c_and_ctrl_l_are_echo() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let w = wait(&s, &p, "ABANDONED", "1.5");
         type_slowly(&s, &p, "echo ABANDONED");
         s.tmux(&["send-keys", "-t", &p, "C-c"]);
@@ -339,7 +302,7 @@ fn ctrl_c_and_ctrl_l_are_echo() {
 fn a_continued_command_is_echo_until_it_runs() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         let w = wait(&s, &p, "CONTINUED", "10");
         s.type_line(&p, "for i in 1; do");
@@ -363,7 +326,7 @@ fn a_continued_command_is_echo_until_it_runs() {
 #[test]
 fn with_osc133_marks() {
     let s = TestServer::new();
-    let p = shell_pane(&s, "bash", "eval \"$(tmux-wait shell-init bash)\"");
+    let p = s.shell_window("bash", "eval \"$(tmux-wait shell-init bash)\"");
     let w = wait(&s, &p, "MARKED", "1.5");
     type_slowly(&s, &p, "echo MARKED");
     not_matched(&w.finish(&s), "typed");
@@ -382,7 +345,7 @@ fn with_osc133_marks() {
 fn output_returns_a_background_line_at_the_prompt() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         background_job(&s, &p, &go, "echo OUT_BG");
         let mut c = s.tw();
@@ -414,7 +377,7 @@ fn output_returns_a_background_line_at_the_prompt() {
 fn a_watch_and_the_poll_engine_see_a_background_line() {
     for sh in shells() {
         let s = TestServer::new();
-        let p = shell_pane(&s, sh, "");
+        let p = s.shell_window(sh, "");
         let go = unique("go");
         background_job(
             &s,
@@ -495,7 +458,7 @@ fn a_matchs_tail_is_what_the_pane_shows() {
     }
     for (sh, rc) in cases {
         let s = TestServer::new();
-        let pane = shell_pane(&s, sh, rc);
+        let pane = s.shell_window(sh, rc);
         let w = wait(&s, &pane, "END-OF-IT", "8");
         // `read` keeps the pane as it was at the match (no prompt after).
         let cmd = "printf 'one\\ntwo\\r2wo\\n%0150d\\nEND-OF-IT\\n' 7; read x";

@@ -10,58 +10,11 @@ use std::process::Command;
 /// A new window running `shell` with the integration loaded from its rc
 /// file (and `extra_rc` before it), at its `$ ` prompt.
 fn shell_pane(s: &TestServer, shell: &str, extra_rc: &str) -> String {
-    let home = s.dir().join(format!("home-{shell}"));
-    std::fs::create_dir_all(&home).unwrap();
-    let q = |p: &std::path::Path| format!("'{}'", p.display());
-    let command = match shell {
-        "bash" => {
-            let rc = home.join("bashrc");
-            std::fs::write(
-                &rc,
-                format!(
-                    "PS1='$ '\nHISTFILE=/dev/null\n{extra_rc}\neval \"$(tmux-wait shell-init bash)\"\n"
-                ),
-            )
-            .unwrap();
-            format!("exec bash --noprofile --rcfile {}", q(&rc))
-        }
-        "zsh" => {
-            std::fs::write(
-                home.join(".zshrc"),
-                format!("PS1='$ '\nunsetopt prompt_sp\n{extra_rc}\neval \"$(tmux-wait shell-init zsh)\"\n"),
-            )
-            .unwrap();
-            format!("exec env ZDOTDIR={} zsh", q(&home))
-        }
-        "fish" => {
-            let conf = home.join("fish");
-            std::fs::create_dir_all(&conf).unwrap();
-            std::fs::write(
-                conf.join("config.fish"),
-                format!(
-                    "set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\n{extra_rc}\ntmux-wait shell-init fish | source\n"
-                ),
-            )
-            .unwrap();
-            format!(
-                "exec env XDG_CONFIG_HOME={h} XDG_DATA_HOME={h} fish",
-                h = q(&home)
-            )
-        }
-        _ => unreachable!(),
+    let init = match shell {
+        "fish" => "tmux-wait shell-init fish | source".to_owned(),
+        sh => format!("eval \"$(tmux-wait shell-init {sh})\""),
     };
-    // A window made from the command line gets that client's environment:
-    // tmux-wait on PATH, as after installing it.
-    let out = s
-        .tmux_cmd()
-        .args(["new-window", "-d", "-P", "-F", "#{pane_id}", &command])
-        .env("PATH", path_with_helper())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    s.wait_for_prompt(&pane);
-    pane
+    s.shell_window(shell, &format!("{extra_rc}\n{init}"))
 }
 
 fn output(s: &TestServer, pane: &str) -> Value {

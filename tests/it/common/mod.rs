@@ -245,6 +245,61 @@ impl TestServer {
         }
     }
 
+    /// A new window running `shell` (bash, zsh, dash or fish) with `rc` run
+    /// from its startup file, at a `$ ` prompt, with no history file.
+    /// tmux-wait is on its PATH (a window made from the command line gets
+    /// that client's environment, as after installing it).
+    pub fn shell_window(&self, shell: &str, rc: &str) -> String {
+        let home = self.dir().join(format!("home-{shell}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let q = |p: &Path| format!("'{}'", p.display());
+        let write = |f: &Path, text: String| std::fs::write(f, text).unwrap();
+        let command = match shell {
+            "bash" => {
+                let f = home.join("bashrc");
+                write(&f, format!("PS1='$ '\nHISTFILE=/dev/null\n{rc}\n"));
+                format!("exec bash --noprofile --rcfile {}", q(&f))
+            }
+            "zsh" => {
+                write(
+                    &home.join(".zshrc"),
+                    format!("PS1='$ '\nunsetopt prompt_sp\nHISTFILE=/dev/null\n{rc}\n"),
+                );
+                format!("exec env ZDOTDIR={} zsh", q(&home))
+            }
+            "dash" => {
+                let f = home.join("dashrc");
+                write(&f, format!("{rc}\n"));
+                format!("exec env PS1='$ ' ENV={} dash", q(&f))
+            }
+            "fish" => {
+                let conf = home.join("fish");
+                std::fs::create_dir_all(&conf).unwrap();
+                write(
+                    &conf.join("config.fish"),
+                    format!("set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\n{rc}\n"),
+                );
+                format!(
+                    "exec env XDG_CONFIG_HOME={h} XDG_DATA_HOME={h} fish",
+                    h = q(&home)
+                )
+            }
+            _ => panic!("no test shell {shell}"),
+        };
+        let out = self
+            .tmux_cmd()
+            .args(["new-window", "-d", "-c"])
+            .arg(self.dir())
+            .args(["-P", "-F", "#{pane_id}", &command])
+            .env("PATH", path_with_helper())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        self.wait_for_prompt(&pane);
+        pane
+    }
+
     /// Wait until the pane's shell shows its prompt on the cursor row.
     pub fn wait_for_prompt(&self, pane: &str) {
         let p = pane.to_owned();
