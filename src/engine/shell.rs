@@ -253,7 +253,14 @@ impl ReaderProbe {
             // not have run yet; a signal may have woken it for nothing.
             let until = std::time::Instant::now() + SETTLE;
             woke = Some(false);
-            while std::time::Instant::now() < until {
+            // A typed line waits in the terminal's input queue until the
+            // reader takes it; another writer's line goes the other way
+            // and leaves the queue empty. That holds however late the
+            // reader gets to run.
+            if input_waiting(&self.tty) == Some(true) {
+                woke = Some(true);
+            }
+            while woke == Some(false) && std::time::Instant::now() < until {
                 if l.blocked == Some(true) {
                     break;
                 }
@@ -391,16 +398,33 @@ fn parse_read_of_stdin(text: &str) -> bool {
     nr == Some(libc::SYS_read) && f.next() == Some("0x0")
 }
 
-/// The terminal reads lines (`ICANON`) and echoes what is typed (`ECHO`).
-fn canonical_echo_mode(tty: &str) -> Option<bool> {
+/// The pane's terminal, opened for the moment of a call (never as our
+/// controlling terminal, never blocking); None for anything but a device.
+fn open_tty(tty: &str) -> Option<std::fs::File> {
     if !tty.starts_with("/dev/") {
         return None;
     }
-    let f = OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
         .open(tty)
-        .ok()?;
+        .ok()
+}
+
+/// Typed input waits in the terminal for its reader (`FIONREAD`: in
+/// canonical mode, the bytes of whole lines not read yet).
+fn input_waiting(tty: &str) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    let f = open_tty(tty)?;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int into `n`.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), libc::FIONREAD, &mut n) };
+    (r == 0).then_some(n > 0)
+}
+
+/// The terminal reads lines (`ICANON`) and echoes what is typed (`ECHO`).
+fn canonical_echo_mode(tty: &str) -> Option<bool> {
+    let f = open_tty(tty)?;
     let t = tcgetattr(&f).ok()?;
     Some(
         t.local_flags
@@ -414,14 +438,7 @@ fn canonical_echo_mode(tty: &str) -> Option<bool> {
 /// seeing the pane's program end).
 pub fn tty_width(tty: &str) -> Option<usize> {
     use std::os::fd::AsRawFd;
-    if !tty.starts_with("/dev/") {
-        return None;
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(tty)
-        .ok()?;
+    let f = open_tty(tty)?;
     let mut ws = libc::winsize {
         ws_row: 0,
         ws_col: 0,
@@ -434,14 +451,7 @@ pub fn tty_width(tty: &str) -> Option<usize> {
 }
 
 fn raw_mode(tty: &str) -> Option<bool> {
-    if !tty.starts_with("/dev/") {
-        return None;
-    }
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(tty)
-        .ok()?;
+    let f = open_tty(tty)?;
     let t = tcgetattr(&f).ok()?;
     Some(
         !t.local_flags
