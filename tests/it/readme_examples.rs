@@ -445,57 +445,17 @@ fn rc_file_examples_report_exit_status() {
     for e in rc_examples {
         let setting = e.setting.clone().unwrap_or_default();
         let s = TestServer::new();
-        let home = s.dir().join("home");
-        std::fs::create_dir_all(home.join("fish")).unwrap();
-        let q = |p: &Path| format!("'{}'", p.display());
         // The rc file of a person: a prompt, other settings, then the example.
-        let (shell, command) = match setting.as_str() {
-            "~/.bashrc" => {
-                let rc = write(
-                    &home,
-                    "bashrc",
-                    &format!("PS1='$ '\nHISTFILE=/dev/null\n{}", e.body),
-                );
-                ("bash", format!("exec bash --noprofile --rcfile {}", q(&rc)))
-            }
-            "~/.zshrc" => {
-                write(
-                    &home,
-                    ".zshrc",
-                    &format!("PS1='$ '\nunsetopt prompt_sp\n{}", e.body),
-                );
-                ("zsh", format!("exec env ZDOTDIR={} zsh", q(&home)))
-            }
-            _ => {
-                write(
-                    &home.join("fish"),
-                    "config.fish",
-                    &format!(
-                        "set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\n{}",
-                        e.body
-                    ),
-                );
-                (
-                    "fish",
-                    format!(
-                        "exec env XDG_CONFIG_HOME={h} XDG_DATA_HOME={h} fish",
-                        h = q(&home)
-                    ),
-                )
-            }
+        let shell = match setting.as_str() {
+            "~/.bashrc" => "bash",
+            "~/.zshrc" => "zsh",
+            _ => "fish",
         };
         if !installed(shell) {
             println!("skipped {}: {shell} is not installed", e.at());
             continue;
         }
-        let out = s
-            .tmux_cmd()
-            .args(["new-window", "-d", "-P", "-F", "#{pane_id}", &command])
-            .env("PATH", path_with_helper())
-            .output()
-            .unwrap();
-        let pane = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-        s.wait_for_prompt(&pane);
+        let pane = s.shell_window(shell, &e.body);
         s.type_line(&pane, "sh -c 'sleep 0.5; exit 3'");
         s.wait_until(&pane, "the command to run", || {
             s.tmux(&[
