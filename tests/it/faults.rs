@@ -436,15 +436,7 @@ fn run_and_output_stay_bounded_under_a_flood() {
     let child = c.spawn().unwrap();
     s.wait_until(&s.pane, "the flood to end", || {
         std::fs::metadata(&save).map(|m| m.len()).unwrap_or(0) > 5_000_000
-            && s.tmux(&[
-                "display-message",
-                "-p",
-                "-t",
-                &s.pane,
-                "#{pane_current_command}",
-            ])
-            .trim()
-                == "tmux"
+            && s.current_command(&s.pane) == "tmux"
     });
     let hwm_kb = peak_memory_kb(child.id());
     s.tmux(&["wait-for", "-S", &release]);

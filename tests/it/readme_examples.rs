@@ -457,17 +457,7 @@ fn rc_file_examples_report_exit_status() {
         }
         let pane = s.shell_window(shell, &e.body);
         s.type_line(&pane, "sh -c 'sleep 0.5; exit 3'");
-        s.wait_until(&pane, "the command to run", || {
-            s.tmux(&[
-                "display-message",
-                "-p",
-                "-t",
-                &pane,
-                "#{pane_current_command}",
-            ])
-            .trim()
-                != shell
-        });
+        s.wait_for_command_other_than(&pane, shell);
         let mut c = s.tw();
         c.args(["watch", "-t", &pane, "--done", "--json"]);
         let f = run_bounded(c);

@@ -54,17 +54,7 @@ fn reports_exit_status(shell: &str) {
 
     // The F key's watch: the command runs when it starts.
     s.type_line(&pane, "sh -c 'sleep 1; exit 4'");
-    s.wait_until(&pane, "the command to run", || {
-        s.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &pane,
-            "#{pane_current_command}",
-        ])
-        .trim()
-            != shell
-    });
+    s.wait_for_command_other_than(&pane, shell);
     let mut c = s.tw();
     c.args(["watch", "-t", &pane, "--done", "--json"]);
     let f = run_bounded(c);

@@ -198,16 +198,28 @@ impl TestServer {
     /// Wait until the pane's foreground command is `name`.
     pub fn wait_for_command(&self, pane: &str, name: &str) {
         self.wait_until(pane, &format!("{name} to run"), || {
-            self.tmux(&[
-                "display-message",
-                "-p",
-                "-t",
-                pane,
-                "#{pane_current_command}",
-            ])
-            .trim()
-                == name
+            self.current_command(pane) == name
         });
+    }
+
+    /// Wait until `shell` has handed the pane's terminal to a command.
+    pub fn wait_for_command_other_than(&self, pane: &str, shell: &str) {
+        self.wait_until(pane, "the command to run", || {
+            self.current_command(pane) != shell
+        });
+    }
+
+    /// The program in the pane's foreground, as tmux names it.
+    pub fn current_command(&self, pane: &str) -> String {
+        self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_current_command}",
+        ])
+        .trim()
+        .to_owned()
     }
 
     /// Type a line into a pane and press Enter.
