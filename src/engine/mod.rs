@@ -6,6 +6,7 @@
 
 pub mod pidwatch;
 pub mod poll;
+pub mod probe;
 pub mod shell;
 pub mod stream;
 pub mod vt;

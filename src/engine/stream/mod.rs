@@ -12,7 +12,8 @@
 //! Queries go through tmux command clients (a few milliseconds each), never
 //! through a client attached to a session.
 
-use super::shell::{ReaderProbe, line_editor_active, tty_width};
+use super::probe::ReaderProbe;
+use super::shell::{line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::{GEOMETRY_FORMAT, Geometry};
@@ -107,6 +108,11 @@ pub struct StreamSource {
     probe: ReaderProbe,
     /// Look at the reader for the next chunk, whatever its size or time.
     look_next: bool,
+    /// Output came that nobody looked at the reader for: look once the
+    /// stream is idle, so a program that starts reading a line meanwhile
+    /// (a prompt written right after output) is known before the keys
+    /// typed at it arrive.
+    look_owed: bool,
 }
 
 impl StreamSource {
@@ -202,6 +208,7 @@ impl StreamSource {
             failed: None,
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
             look_next: false,
+            look_owed: false,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -450,6 +457,17 @@ impl StreamSource {
             if let Some(t) = self.tracker.held_until() {
                 wake = wake.min(t);
             }
+            if self.look_owed {
+                let due = self
+                    .probe
+                    .since_last()
+                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d));
+                if due.is_zero() {
+                    self.look_idle();
+                } else {
+                    wake = wake.min(now + due);
+                }
+            }
             let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
                 continue;
             };
@@ -472,6 +490,15 @@ impl StreamSource {
         }
     }
 
+    /// The look owed since output nobody looked at (see `look_owed`).
+    fn look_idle(&mut self) {
+        self.look_owed = false;
+        if self.streaming {
+            let hint = self.probe.hint_for(&[], false);
+            self.tracker.observe(Instant::now(), hint);
+        }
+    }
+
     fn handle(&mut self, ev: Event) -> Result<()> {
         match ev {
             Event::Data(data, at) => {
@@ -488,15 +515,20 @@ impl StreamSource {
                     let reading = self.tracker.reading();
                     let hint = if reading {
                         let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
-                        self.probe.hint_for(data.len(), line_end)
+                        self.probe.hint_for(&data, line_end)
                     } else if data.len() <= SMALL_CHUNK
                         && (self.look_next
                             || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
                     {
-                        self.probe.hint_for(data.len(), false)
+                        self.probe.hint_for(&data, false)
                     } else {
+                        self.probe.shown(&data);
+                        self.look_owed = true;
                         Hint::default()
                     };
+                    if reading || hint != Hint::default() {
+                        self.look_owed = false;
+                    }
                     // A shell that just took a line may print its next
                     // prompt (PS2) and read again at once.
                     self.look_next = reading;

@@ -13,9 +13,27 @@ impl State {
             }
             InputState::Prompt { .. } => Origin::Prompt,
             InputState::Input => self.typed_origin(),
-            // Nothing the shell wrote itself is echo of the kernel's.
-            InputState::Kernel if self.hint.reader_wrote == Some(true) => Origin::New,
+            // Nothing a program wrote is echo of the kernel's.
+            InputState::Kernel if self.attributed => Origin::New,
             InputState::Kernel => Origin::Echo,
+        }
+    }
+
+    /// A program started or stopped reading a line with the kernel's echo.
+    pub(super) fn observe(&mut self) {
+        match (self.input, self.hint.kernel_echo) {
+            (InputState::Output, Some(true)) => self.input = InputState::Kernel,
+            // Nobody reads a line any more, nothing on this one may have
+            // been typed, and the reader took no line that this chunk may
+            // echo: what comes is output.
+            (InputState::Kernel, Some(false))
+                if !self.has_echo()
+                    && self.held.is_none()
+                    && self.hint.reader_woke != Some(true) =>
+            {
+                self.input = InputState::Output
+            }
+            _ => {}
         }
     }
 

@@ -61,9 +61,14 @@ pub struct Hint {
     /// Its read of the terminal returned since the last look, or it is no
     /// longer blocked in it.
     pub reader_woke: Option<bool>,
-    /// It is blocked reading the terminal in canonical mode with echo on:
-    /// a shell without a line editor, whose typed keys the kernel echoes.
+    /// A program is asleep reading the terminal in canonical mode with echo
+    /// on (a shell without a line editor, `read`, `cat`, `input()`): the
+    /// kernel echoes what is typed.
     pub kernel_echo: Option<bool>,
+    /// How many bytes at the end of the chunk the pane's processes wrote
+    /// (the rest no process wrote: the kernel's echo, or a writer from
+    /// outside the pane). None: not known.
+    pub written: Option<usize>,
 }
 
 /// A logical line longer than this many cells is matched, then cut to its
@@ -221,6 +226,9 @@ struct State {
     out: Vec<Item>,
     /// What the caller saw of the reading process for the current chunk.
     hint: Hint,
+    /// The text being fed was written by a program (not typed), as far as
+    /// the kernel's echo goes (see [`LineTracker::feed_kernel`]).
+    attributed: bool,
     held: Option<Held>,
     /// The last lines a line feed ended, as drawn (echo included).
     transcript: VecDeque<String>,
@@ -267,6 +275,7 @@ impl LineTracker {
                 final_only: false,
                 out: Vec::new(),
                 hint: Hint::default(),
+                attributed: true,
                 held: None,
                 transcript: VecDeque::new(),
                 linear: !entry.alternate_on,
@@ -296,22 +305,78 @@ impl LineTracker {
         self.state.now = at;
         self.state.hint = hint;
         self.state.tick();
-        // A program started reading a line (a shell without a line editor,
-        // `read`): this chunk came before its read (its prompt), unless
-        // something says otherwise.
-        if self.state.input == InputState::Output && hint.kernel_echo == Some(true) {
-            self.state.input = InputState::Kernel;
-            if self.state.hint.reader_wrote.is_none() {
-                self.state.hint.reader_wrote = Some(true);
-            }
+        self.state.observe();
+        if self.state.input == InputState::Kernel {
+            self.feed_kernel(data);
+        } else {
+            self.parser.advance(&mut self.state, data);
         }
-        self.parser.advance(&mut self.state, data);
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on, in one write; what comes in a later chunk is
         // the echo of keys, however soon (a script typing at once).
         if let InputState::Prompt { until: Some(_) } = self.state.input {
             self.state.input = InputState::Input;
         }
+    }
+
+    /// What the terminal says of its reader now, with no output to go with
+    /// it (a look taken once the stream went idle).
+    pub fn observe(&mut self, at: Instant, hint: Hint) {
+        self.state.now = self.state.now.max(at);
+        self.state.hint = hint;
+        self.state.tick();
+        self.state.observe();
+    }
+
+    /// Feed a chunk while a program reads a line with the kernel's echo:
+    /// what the pane's processes wrote (the chunk's end, see
+    /// [`Hint::written`]) is output at once; the rest may be typed keys,
+    /// and its line is judged when it ends. A reader that took a line
+    /// since the last look took the line this chunk ends first: that part
+    /// is its echo, whatever was written since.
+    fn feed_kernel(&mut self, data: &[u8]) {
+        let hint = self.state.hint;
+        if hint.reader_woke == Some(true)
+            && let Some(nl) = memchr::memchr(b'\n', data)
+        {
+            self.state.attributed = false;
+            self.parser.advance(&mut self.state, &data[..=nl]);
+            self.state.attributed = true;
+            let rest = &data[nl + 1..];
+            if !rest.is_empty() {
+                self.state.observe();
+                if self.state.input == InputState::Kernel {
+                    self.feed_kernel_part(rest, rest.len());
+                } else {
+                    self.parser.advance(&mut self.state, rest);
+                }
+            }
+            return;
+        }
+        let written = match hint.written {
+            Some(w) => w.min(data.len()),
+            // Nothing says how much: the reader's own writing, or none.
+            None if hint.reader_wrote == Some(true) => data.len(),
+            None => 0,
+        };
+        self.feed_kernel_part(data, written);
+    }
+
+    fn feed_kernel_part(&mut self, data: &[u8], written: usize) {
+        let cut = data.len() - written;
+        let (unknown, known) = data.split_at(cut);
+        if !unknown.is_empty() {
+            // The kernel echoes typed keys as they are (control keys as
+            // `^X`): an escape sequence, a bell or a lone carriage return
+            // was written by a program.
+            self.state.attributed = !could_be_kernel_echo(unknown);
+            self.parser.advance(&mut self.state, unknown);
+        }
+        if !known.is_empty() {
+            self.state.attributed = true;
+            self.parser.advance(&mut self.state, known);
+        }
+        self.state.attributed = true;
     }
 
     /// The pane width changed (rows re-wrap from here on).
@@ -453,6 +518,15 @@ impl LineTracker {
     pub fn prompts(&self) -> (u32, Option<i32>) {
         (self.state.prompts, self.state.last_status)
     }
+}
+
+/// Bytes the kernel may have echoed for typed keys: no escape sequence, no
+/// bell, no carriage return but before a line feed.
+fn could_be_kernel_echo(bytes: &[u8]) -> bool {
+    if memchr::memchr2(0x1b, 0x07, bytes).is_some() {
+        return false;
+    }
+    memchr::memchr_iter(b'\r', bytes).all(|i| bytes.get(i + 1).is_none_or(|&b| b == b'\n'))
 }
 
 fn push_char(cells: &mut Vec<Cell>, ch: char, origin: Origin) {
@@ -713,6 +787,7 @@ mod tests {
             reader_read: Some(woke),
             reader_woke: Some(woke),
             kernel_echo: kernel,
+            written: None,
         }
     }
 
@@ -905,6 +980,7 @@ mod hostile_input {
                     reader_read: pick(rng.below(3)),
                     reader_woke: pick(rng.below(3)),
                     kernel_echo: pick(rng.below(3)),
+                    written: [None, Some(0), Some(3), Some(usize::MAX)][rng.below(4)],
                 };
                 t.feed_hinted(&chunk, t0 + Duration::from_millis(step), hint);
                 if step % 13 == 0 {

@@ -1,5 +1,9 @@
 //! System helpers below everything else: starting this program again,
-//! detached, and the few descriptor calls the hub's event loop makes.
+//! detached, the few descriptor calls the hub's event loop makes, and what
+//! the kernel says about processes (`procfs`) and terminals (`tty`).
+
+pub mod procfs;
+pub mod tty;
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;

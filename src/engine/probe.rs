@@ -1,0 +1,398 @@
+//! Who wrote a piece of a pane's output, and who reads its terminal: asked
+//! of the kernel as the output arrives (see `vt::Hint`). Linux `/proc`
+//! only; where it does not answer every hint is unknown and the tracker
+//! falls back on what the stream shows.
+//!
+//! Two kinds of echo exist, and each has its own evidence:
+//!
+//! - **A line editor's** (readline, zle, fish, a REPL): the program reading
+//!   the terminal in raw mode writes the keys it read. Its main thread's
+//!   bytes written (`wchar` in `/proc/PID/task/PID/io`) are a credit the
+//!   stream pays back: a chunk is taken for its writing as long as the
+//!   credit lasts, however the chunks and the looks fall. (The process's
+//!   total would take in the writes of children it reaped: a background
+//!   job's output would count as the editor's.)
+//! - **The kernel's**, while a program reads a line in canonical mode with
+//!   echo on (dash, `read`, `cat`, `input()`): no process writes it. What
+//!   the pane's processes wrote (the pane's program and every descendant,
+//!   reaped ones included: `/proc/PID/io` summed over the tree) is output
+//!   at once, a whole line or a piece of one; the rest may be typed, and
+//!   its line is judged when it ends: typed if the reader took it (its
+//!   read returned) or it waits in the terminal's input queue.
+//!
+//! Only a program actually asleep in a read of the terminal makes the
+//! kernel's echo possible. A shell that runs a script or a loop sits in
+//! the foreground with the terminal in canonical mode too, but reads
+//! nothing: everything then is output.
+
+use super::vt::Hint;
+use crate::sys::procfs;
+use crate::sys::tty::{self, Mode, Settings};
+use std::time::{Duration, Instant};
+
+/// A reader that read from its terminal this recently is taken to be
+/// echoing keys when it writes (echo follows the read of its keys, in one
+/// or several writes).
+const READ_RECENT: Duration = Duration::from_millis(200);
+/// Credit older than this was not written to the terminal (a shell's
+/// writes to files count too). Long enough for the rest of a long echo to
+/// come through tmux and the hub on a loaded machine: a write reaches us in
+/// pieces, and a piece that came after its credit expired would be judged
+/// without it.
+const CREDIT_LIFE: Duration = Duration::from_millis(250);
+/// How long to watch a line reader after a line ended, to see whether it
+/// took the line (its read returned) or slept on (another writer's).
+const SETTLE: Duration = Duration::from_millis(30);
+/// How long a look at the terminal's mode is taken as still true.
+const MODE_FRESH: Duration = Duration::from_millis(20);
+/// The most processes of a pane looked at for what they wrote.
+const TREE_CAP: usize = 64;
+
+/// Bytes written that the stream has not shown yet.
+#[derive(Debug, Default)]
+struct Credit {
+    bytes: u64,
+    since: Option<Instant>,
+}
+
+impl Credit {
+    fn add(&mut self, n: u64, now: Instant) {
+        if n > 0 {
+            self.bytes += n;
+            self.since.get_or_insert(now);
+        }
+    }
+
+    fn expire(&mut self, now: Instant) {
+        if self.since.is_some_and(|t| now - t > CREDIT_LIFE) {
+            *self = Credit::default();
+        }
+    }
+
+    /// Pay `n` bytes of the stream back; how many the credit covered.
+    fn pay(&mut self, n: u64) -> u64 {
+        let covered = self.bytes.min(n);
+        self.bytes -= covered;
+        if self.bytes == 0 {
+            self.since = None;
+        }
+        covered
+    }
+}
+
+/// One look at the terminal and the pane's processes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Look {
+    /// The same foreground leader as at the previous look.
+    same: bool,
+    /// What the leader's main thread wrote and read since then.
+    wrote: u64,
+    read: u64,
+    mode: Option<Mode>,
+    /// A process of the foreground group is asleep in a read of the
+    /// terminal (None: cannot tell).
+    line_reader: Option<bool>,
+    /// The line reader seen last time took input since (its read returned
+    /// or it stopped reading); None when there was none.
+    took: Option<bool>,
+}
+
+/// Looks at the pane's terminal and processes as output arrives.
+pub struct ReaderProbe {
+    pane_pid: u32,
+    tty: String,
+    /// The foreground leader and its main thread's counters (written,
+    /// read) at the last look.
+    leader: Option<(u32, u64, u64)>,
+    /// What the leader wrote that the stream has not shown (a line
+    /// editor's echo).
+    echo: Credit,
+    /// What the pane's processes wrote that the stream has not shown.
+    written: Credit,
+    /// Each process of the pane and its total written at the last look.
+    tree: Vec<(u32, u64)>,
+    /// The process last seen reading a line, and its bytes read then.
+    reader: Option<(u32, u64)>,
+    /// When the leader was last seen to have read.
+    last_read: Option<Instant>,
+    last_look: Option<Instant>,
+    mode: Option<(Option<Settings>, Instant)>,
+    /// Bytes the stream showed since the last look that no credit of the
+    /// pane's processes covered: the next look's writes paid for them
+    /// already. (The leader's credit is not paid so: what nobody looked at
+    /// may have been anyone's.)
+    unpaid: u64,
+    first: Hint,
+}
+
+impl ReaderProbe {
+    /// A probe with its first look taken (see [`ReaderProbe::first`]).
+    pub fn new(pane_pid: u32, tty: &str) -> ReaderProbe {
+        let mut p = ReaderProbe {
+            pane_pid,
+            tty: tty.to_owned(),
+            leader: None,
+            echo: Credit::default(),
+            written: Credit::default(),
+            tree: Vec::new(),
+            reader: None,
+            last_read: None,
+            last_look: None,
+            mode: None,
+            unpaid: 0,
+            first: Hint::default(),
+        };
+        let l = p.look();
+        p.first = Hint {
+            kernel_echo: kernel_echo(&l),
+            ..Hint::default()
+        };
+        p
+    }
+
+    /// The first look: whether a line was being read with the kernel's
+    /// echo.
+    pub fn first(&self) -> Hint {
+        self.first
+    }
+
+    /// How long since the last look (None: never).
+    pub fn since_last(&self) -> Option<Duration> {
+        self.last_look.map(|t| t.elapsed())
+    }
+
+    /// `data` arrived and nobody looked: it pays back what was written, so
+    /// the next look does not count it again.
+    pub fn shown(&mut self, data: &[u8]) {
+        let len = self.written_len(data) as u64;
+        self.echo.pay(len);
+        self.unpaid += len - self.written.pay(len);
+    }
+
+    /// Who wrote `len` bytes that just arrived. With `line_end`, a line
+    /// ended while a program read a line: watch it a moment to see whether
+    /// it took the line.
+    pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
+        let mut l = self.look();
+        let mut woke = l.took;
+        if line_end && l.took == Some(false) && l.wrote == 0 {
+            // Asleep or about to be: a typed line wakes the reader at once
+            // (the kernel hands it the line as it echoes it), but it may
+            // not have run yet; a signal may have woken it for nothing.
+            // A typed line waits in the terminal's input queue until the
+            // reader takes it; another writer's line goes the other way
+            // and leaves the queue empty. That holds however late the
+            // reader gets to run.
+            if tty::input_waiting(&self.tty) == Some(true) {
+                woke = Some(true);
+            }
+            let until = Instant::now() + SETTLE;
+            while woke == Some(false) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+                l = self.look();
+                if l.took == Some(true) || l.wrote > 0 {
+                    woke = Some(true);
+                }
+            }
+        }
+        let len = self.written_len(data) as u64;
+        let onlcr = self.onlcr();
+        let written = self.tree_known().then(|| {
+            let w = usize::try_from(self.written.pay(len)).unwrap_or(usize::MAX);
+            tty::stream_tail_len(data, w, onlcr)
+        });
+        let kernel_echo = kernel_echo(&l);
+        if !l.same {
+            self.echo = Credit::default();
+            return Hint {
+                kernel_echo,
+                reader_woke: woke,
+                written,
+                ..Hint::default()
+            };
+        }
+        let leader_wrote = self.echo.pay(len) > 0;
+        let read = self
+            .last_read
+            .is_some_and(|t| Instant::now() - t < READ_RECENT);
+        Hint {
+            reader_wrote: Some(leader_wrote),
+            reader_read: Some(read),
+            reader_woke: woke,
+            kernel_echo,
+            written,
+        }
+    }
+
+    /// The bytes a program wrote to show `data` (see `tty::written_len`).
+    fn written_len(&self, data: &[u8]) -> usize {
+        tty::written_len(data, self.onlcr())
+    }
+
+    fn onlcr(&self) -> bool {
+        self.mode.is_some_and(|(s, _)| s.is_some_and(|s| s.onlcr))
+    }
+
+    fn tree_known(&self) -> bool {
+        !self.tree.is_empty()
+    }
+
+    fn look(&mut self) -> Look {
+        let now = Instant::now();
+        self.last_look = Some(now);
+        self.echo.expire(now);
+        self.written.expire(now);
+        let Some(fg) = procfs::foreground_group(self.pane_pid) else {
+            self.leader = None;
+            self.tree.clear();
+            self.reader = None;
+            self.unpaid = 0;
+            return Look::default();
+        };
+        let mut look = Look {
+            mode: self.mode(now),
+            ..Look::default()
+        };
+        // The leader: a line editor's echo is its own writing.
+        let io = procfs::io(fg, false);
+        match (self.leader, io) {
+            (Some((pid, w, r)), Some((w2, r2))) if pid == fg => {
+                look.same = true;
+                look.wrote = w2.saturating_sub(w);
+                look.read = r2.saturating_sub(r);
+            }
+            _ => {
+                self.echo = Credit::default();
+                self.last_read = None;
+            }
+        }
+        self.leader = io.map(|(w, r)| (fg, w, r));
+        if look.read > 0 {
+            self.last_read = Some(now);
+        }
+        self.echo.add(look.wrote, now);
+        // Everything the pane's processes wrote.
+        let tree = procfs::tree(self.pane_pid, TREE_CAP);
+        let mut totals = Vec::with_capacity(tree.len());
+        let mut delta = 0u64;
+        for pid in tree {
+            let Some((w, _)) = procfs::io(pid, true) else {
+                continue;
+            };
+            // A process not seen before wrote all it wrote since then;
+            // one that is gone was reaped by its parent, whose total took
+            // its bytes in.
+            let before = self
+                .tree
+                .iter()
+                .find(|(p, _)| *p == pid)
+                .map_or(0, |(_, b)| *b);
+            if !self.tree.is_empty() {
+                delta += w.saturating_sub(before);
+            }
+            totals.push((pid, w));
+        }
+        self.tree = totals;
+        self.written.add(delta.saturating_sub(self.unpaid), now);
+        self.unpaid = 0;
+        // Who reads a line: the leader first, then the rest of its group.
+        if matches!(look.mode, Some(Mode::Canonical | Mode::Hidden)) {
+            let group: Vec<u32> = std::iter::once(fg)
+                .chain(
+                    self.tree
+                        .iter()
+                        .map(|(p, _)| *p)
+                        .filter(|&p| p != fg && procfs::stat(p).is_some_and(|s| s.pgrp == fg)),
+                )
+                .collect();
+            let mut found = None;
+            let mut unknown = false;
+            for pid in group {
+                match procfs::reading_tty(pid, &self.tty) {
+                    Some(true) => {
+                        found = Some(pid);
+                        break;
+                    }
+                    Some(false) => {}
+                    None => unknown = true,
+                }
+            }
+            look.line_reader = if found.is_some() {
+                Some(true)
+            } else if unknown {
+                None
+            } else {
+                Some(false)
+            };
+            look.took = self.reader.map(|(pid, r)| {
+                found != Some(pid) || procfs::io(pid, false).is_some_and(|(_, r2)| r2 > r)
+            });
+            self.reader = found.and_then(|pid| procfs::io(pid, false).map(|(_, r)| (pid, r)));
+        } else {
+            look.line_reader = look.mode.map(|_| false);
+            look.took = self.reader.map(|_| true);
+            self.reader = None;
+        }
+        look
+    }
+
+    fn mode(&mut self, now: Instant) -> Option<Mode> {
+        if let Some((m, at)) = self.mode
+            && now - at < MODE_FRESH
+        {
+            return m.map(|s| s.mode);
+        }
+        let m = tty::settings(&self.tty);
+        self.mode = Some((m, now));
+        m.map(|s| s.mode)
+    }
+}
+
+/// A program reads a line with the kernel echoing what is typed.
+fn kernel_echo(l: &Look) -> Option<bool> {
+    match (l.mode, l.line_reader) {
+        (Some(Mode::Canonical), Some(r)) => Some(r),
+        (Some(Mode::Canonical), None) => None,
+        (Some(_), _) => Some(false),
+        (None, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_pays_back_and_expires() {
+        let t0 = Instant::now();
+        let mut c = Credit::default();
+        c.add(10, t0);
+        assert_eq!(c.pay(4), 4);
+        assert_eq!(c.pay(10), 6);
+        assert_eq!(c.pay(1), 0);
+        c.add(5, t0);
+        c.expire(t0 + CREDIT_LIFE + Duration::from_millis(1));
+        assert_eq!(c.pay(5), 0);
+    }
+
+    #[test]
+    fn kernel_echo_needs_a_reader_in_canonical_mode() {
+        let l = |mode, line_reader| Look {
+            mode,
+            line_reader,
+            ..Look::default()
+        };
+        assert_eq!(
+            kernel_echo(&l(Some(Mode::Canonical), Some(true))),
+            Some(true)
+        );
+        // A shell running a loop: canonical, nobody reading.
+        assert_eq!(
+            kernel_echo(&l(Some(Mode::Canonical), Some(false))),
+            Some(false)
+        );
+        assert_eq!(kernel_echo(&l(Some(Mode::Hidden), Some(true))), Some(false));
+        assert_eq!(kernel_echo(&l(Some(Mode::Raw), None)), Some(false));
+        assert_eq!(kernel_echo(&l(None, None)), None);
+    }
+}

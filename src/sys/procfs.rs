@@ -1,0 +1,261 @@
+//! What Linux's `/proc` says about a process: its state and terminal, its
+//! children, the bytes it wrote and read, the call it is blocked in. Every
+//! reader returns None where `/proc` does not answer (not Linux, the
+//! process is gone, or access is refused), and callers fall back on what
+//! the stream shows.
+
+use std::path::PathBuf;
+
+/// Whether `/proc` can answer questions about processes (Linux). Setting
+/// `TMUX_WAIT_NO_PROC` pretends it cannot, so the fallbacks used elsewhere
+/// (tmux's `#{pane_current_command}`, `ps`) are tested too.
+pub fn available() -> bool {
+    std::env::var_os("TMUX_WAIT_NO_PROC").is_none()
+        && std::path::Path::new("/proc/self/stat").exists()
+}
+
+/// The fields of `/proc/PID/stat` tmux-wait reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    /// `R` running, `S` asleep, `D` in the kernel, `Z` a zombie, `T` stopped.
+    pub state: char,
+    pub ppid: u32,
+    pub pgrp: u32,
+    pub session: u32,
+    /// The foreground process group of the process's terminal (0 or below:
+    /// none).
+    pub tpgid: i64,
+    /// Start time, in clock ticks after boot.
+    pub start_ticks: u64,
+}
+
+/// `/proc/PID/stat`.
+pub fn stat(pid: u32) -> Option<Stat> {
+    if !available() {
+        return None;
+    }
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The fields after the command name, which may hold spaces and
+/// parentheses (so count from the last `)`).
+pub fn parse_stat(text: &str) -> Option<Stat> {
+    let mut f = text[text.rfind(')')? + 1..].split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    let session = f.next()?.parse().ok()?;
+    let _tty_nr = f.next()?;
+    let tpgid = f.next()?.parse().ok()?;
+    let start_ticks = f.nth(13)?.parse().ok()?;
+    Some(Stat {
+        state,
+        ppid,
+        pgrp,
+        session,
+        tpgid,
+        start_ticks,
+    })
+}
+
+/// The foreground process group of the terminal `pid` is attached to (its
+/// leader's pid), when there is one.
+pub fn foreground_group(pid: u32) -> Option<u32> {
+    u32::try_from(stat(pid)?.tpgid).ok().filter(|&g| g > 0)
+}
+
+/// The process's program name (`/proc/PID/comm`).
+pub fn comm(pid: u32) -> Option<String> {
+    if !available() {
+        return None;
+    }
+    let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(c.trim_end().to_owned())
+}
+
+/// Bytes written and read (`wchar`, `rchar`). `whole`: the process's own
+/// threads and every child it reaped (`/proc/PID/io`); otherwise its main
+/// thread alone (`/proc/PID/task/PID/io`).
+pub fn io(pid: u32, whole: bool) -> Option<(u64, u64)> {
+    if !available() {
+        return None;
+    }
+    let path = if whole {
+        format!("/proc/{pid}/io")
+    } else {
+        format!("/proc/{pid}/task/{pid}/io")
+    };
+    parse_io(&std::fs::read_to_string(path).ok()?)
+}
+
+pub fn parse_io(text: &str) -> Option<(u64, u64)> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    };
+    Some((field("wchar:")?, field("rchar:")?))
+}
+
+/// The children of every thread of `pid`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
+            continue;
+        };
+        out.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    out
+}
+
+/// `pid` and its descendants, breadth first, at most `cap` of them.
+pub fn tree(pid: u32, cap: usize) -> Vec<u32> {
+    if !available() {
+        return Vec::new();
+    }
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() && out.len() < cap {
+        for c in children(out[i]) {
+            if out.len() >= cap {
+                break;
+            }
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The call a process is blocked in (`/proc/PID/syscall`): its number and
+/// first argument. None where that file cannot be read: it needs the right
+/// to attach to the process, which Yama's `ptrace_scope=1` (Ubuntu's
+/// default) refuses for processes that are not our descendants.
+pub fn syscall(pid: u32) -> Option<(i64, u64)> {
+    if !available() {
+        return None;
+    }
+    parse_syscall(&std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?)
+}
+
+/// `NR ARG0 ...` (hex arguments); None for `running` or a malformed line.
+pub fn parse_syscall(text: &str) -> Option<(i64, u64)> {
+    let mut f = text.split_whitespace();
+    let nr = f.next()?.parse::<i64>().ok()?;
+    let arg = f.next()?;
+    let arg = u64::from_str_radix(arg.strip_prefix("0x").unwrap_or(arg), 16).ok()?;
+    Some((nr, arg))
+}
+
+/// Where the process sleeps in the kernel (`/proc/PID/wchan`): readable
+/// with plain read rights, unlike `syscall`.
+pub fn wchan(pid: u32) -> Option<String> {
+    if !available() {
+        return None;
+    }
+    let w = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    Some(w.trim().to_owned())
+}
+
+/// What descriptor `fd` of the process names.
+pub fn fd_target(pid: u32, fd: u64) -> Option<PathBuf> {
+    if !available() {
+        return None;
+    }
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// Is the process asleep in a read of the terminal `tty`? From its call
+/// where the kernel shows it (a `read` of a descriptor naming `tty`), else
+/// from where it sleeps: the terminal's line discipline sleeps in
+/// `wait_woken`, with its standard input the terminal. None: cannot tell.
+pub fn reading_tty(pid: u32, tty: &str) -> Option<bool> {
+    let st = stat(pid)?;
+    if st.state != 'S' {
+        return Some(false);
+    }
+    if let Some((nr, fd)) = syscall(pid) {
+        return Some(nr == libc::SYS_read && names_tty(pid, fd, tty));
+    }
+    let w = wchan(pid)?;
+    Some(w == "wait_woken" && names_tty(pid, 0, tty))
+}
+
+fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {
+    fd_target(pid, fd).is_some_and(|p| p.as_os_str() == tty)
+}
+
+/// How long ago the process started (None where `/proc` cannot say).
+pub fn age(pid: u32) -> Option<std::time::Duration> {
+    let start = stat(pid)?.start_ticks;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz <= 0 {
+        return None;
+    }
+    let age = uptime - start as f64 / hz as f64;
+    (age >= 0.0).then(|| std::time::Duration::from_secs_f64(age))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stat_past_a_name_with_parentheses() {
+        let s = parse_stat("42 (a b) c) S 1 42 40 34816 77 0 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0")
+            .unwrap();
+        assert_eq!(
+            s,
+            Stat {
+                state: 'S',
+                ppid: 1,
+                pgrp: 42,
+                session: 40,
+                tpgid: 77,
+                start_ticks: 123456
+            }
+        );
+        let none = parse_stat("7 (cat) R 1 7 7 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 9 0").unwrap();
+        assert_eq!(none.tpgid, -1);
+        assert!(parse_stat("garbage").is_none());
+    }
+
+    #[test]
+    fn reads_io_and_syscall() {
+        let io = "rchar: 12\nwchar: 34\nsyscr: 1\nsyscw: 2\n";
+        assert_eq!(parse_io(io), Some((34, 12)));
+        assert_eq!(parse_io("rchar: 1\n"), None);
+        let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", libc::SYS_read);
+        assert_eq!(parse_syscall(&read), Some((libc::SYS_read, 0)));
+        assert_eq!(parse_syscall("270 0xa 0x7ff"), Some((270, 10)));
+        assert_eq!(parse_syscall("running"), None);
+    }
+
+    #[test]
+    fn sees_this_process() {
+        if !available() {
+            return;
+        }
+        let me = std::process::id();
+        let s = stat(me).unwrap();
+        assert!(s.state == 'R' || s.state == 'S');
+        assert!(io(me, false).is_some() && io(me, true).is_some());
+        assert!(tree(me, 16).starts_with(&[me]));
+    }
+}
