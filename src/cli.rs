@@ -364,6 +364,10 @@ pub struct OutputArgs {
     #[arg(long)]
     pub ndjson: bool,
 
+    /// Gather every line until the command ends (or a program asks, or the timeout), in one reply, instead of returning at the first burst
+    #[arg(long)]
+    pub until_finished: bool,
+
     /// Signal this tmux channel once the wait is armed (as for text)
     #[arg(long, value_name = "CHANNEL")]
     pub ready: Option<String>,

@@ -78,6 +78,10 @@ pub struct Record {
     /// When it was saved (Unix seconds; 0 for a record written before this
     /// was kept): a command that tmux says ended since ended in between.
     pub saved: u64,
+    /// Someone read the terminal when saved (the shell at its prompt, a
+    /// program asking): text that continues the row at `abs` later was
+    /// typed there, not written by a program.
+    pub prompt: bool,
 }
 
 impl Record {
@@ -87,9 +91,18 @@ impl Record {
             // Written before `saved` was kept.
             f.insert(10, "0");
         }
-        if f.len() != 12 || f[0] != "tw1" {
+        if f.len() == 12 {
+            // Written before `prompt` was kept.
+            f.insert(11, "0");
+        }
+        if f.len() != 13 || f[0] != "tw1" {
             return None;
         }
+        let flag = |v: &str| match v {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        };
         let run = match f[6] {
             "-" => None,
             id if !id.is_empty()
@@ -108,19 +121,16 @@ impl Record {
             history_size: f[5].parse().ok()?,
             run,
             head: (f[7].parse().ok()?, u64::from_str_radix(f[8], 16).ok()?),
-            busy: match f[9] {
-                "1" => true,
-                "0" => false,
-                _ => return None,
-            },
+            busy: flag(f[9])?,
             saved: f[10].parse().ok()?,
+            prompt: flag(f[11])?,
         })
-        .filter(|r| r.abs >= 0 && f[11] == "end")
+        .filter(|r| r.abs >= 0 && f[12] == "end")
     }
 
     pub fn format(&self) -> String {
         format!(
-            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:{}:end",
+            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:{}:{}:end",
             self.pid,
             self.abs,
             self.fp,
@@ -130,7 +140,8 @@ impl Record {
             self.head.0,
             self.head.1,
             u8::from(self.busy),
-            self.saved
+            self.saved,
+            u8::from(self.prompt)
         )
     }
 }
@@ -171,7 +182,8 @@ pub fn head(row: &str) -> (usize, u64) {
     (t.chars().count(), hash_text(&[&t]))
 }
 
-fn head_matches(row: &str, head: (usize, u64)) -> bool {
+/// `row` starts with the text whose [`head`] this is.
+pub fn head_matches(row: &str, head: (usize, u64)) -> bool {
     let t: String = row.chars().take(head.0).collect();
     t.chars().count() == head.0 && hash_text(&[&t]) == head.1
 }
@@ -359,6 +371,7 @@ mod tests {
             head: (0, hash_text(&[""])),
             busy: false,
             saved: 1_796_000_000,
+            prompt: false,
         }
     }
 
@@ -368,9 +381,16 @@ mod tests {
         r.run = Some("abc123".into());
         r.part = 7;
         assert_eq!(Record::parse(&r.format()), Some(r.clone()));
-        // A record from before `saved`: read, saved 0.
-        let old = r.format().replace(":1796000000:end", ":end");
-        assert_eq!(Record::parse(&old).map(|o| o.saved), Some(0));
+        r.prompt = true;
+        assert_eq!(Record::parse(&r.format()), Some(r.clone()));
+        // Records from before `saved` and `prompt`: read, saved 0.
+        let old = r.format().replace(":1796000000:1:end", ":end");
+        assert_eq!(
+            Record::parse(&old).map(|o| (o.saved, o.prompt)),
+            Some((0, false))
+        );
+        let old = r.format().replace(":1:end", ":end");
+        assert_eq!(Record::parse(&old).map(|o| o.prompt), Some(false));
         for bad in [
             "",
             "tw1",

@@ -451,6 +451,9 @@ pub enum OutputReason {
     Finished,
     /// A program is waiting at its own prompt.
     Prompt,
+    /// Nothing runs (the shell is at its prompt, with no job and nothing
+    /// typed) and nothing new was written: nothing is coming.
+    Idle,
     /// Nothing came in time.
     Timeout,
 }
@@ -615,6 +618,8 @@ impl OutputResult {
             }
         } else if let Some(p) = &self.prompt {
             parts.push(format!("at a prompt: {}", sanitize(p)));
+        } else if self.reason == OutputReason::Idle {
+            parts.push("idle: the shell is at its prompt and nothing runs".into());
         } else if let Some(r) = &self.running {
             parts.push(format!("running: {}", sanitize(r)));
         }

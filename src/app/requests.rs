@@ -229,6 +229,7 @@ pub(super) fn output_request(
         common: common(socket, &a.target, &a.timeout, Some(cap), &a.opts, clamps)?,
         until: regex_arg("--until", a.until.as_ref())?,
         ndjson: a.ndjson,
+        until_finished: a.until_finished,
         ready: match &a.ready {
             Some(ch) => {
                 validate_channel(ch)?;

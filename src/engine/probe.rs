@@ -47,6 +47,11 @@ const SETTLE: Duration = Duration::from_millis(30);
 const MODE_FRESH: Duration = Duration::from_millis(20);
 /// The most processes of a pane looked at for what they wrote.
 const TREE_CAP: usize = 64;
+/// What typed keys look like to the reading process between two looks:
+/// a few reads of a few bytes (a paste included). Loading files reads
+/// more, in more calls (`/proc` counts every read alike).
+const KEYS_MAX_BYTES: u64 = 4096;
+const KEYS_MAX_READS: u64 = 8;
 
 /// Bytes written that the stream has not shown yet.
 #[derive(Debug, Default)]
@@ -85,9 +90,13 @@ impl Credit {
 struct Look {
     /// The same foreground leader as at the previous look.
     same: bool,
-    /// What the leader's main thread wrote and read since then.
+    /// The leader is the pane's own program (its shell).
+    shell: bool,
+    /// What the leader's main thread wrote and read since then, and in how
+    /// many read calls.
     wrote: u64,
     read: u64,
+    reads: u64,
     mode: Option<Mode>,
     /// A process of the foreground group is asleep in a read of the
     /// terminal (None: cannot tell).
@@ -101,9 +110,9 @@ struct Look {
 pub struct ReaderProbe {
     pane_pid: u32,
     tty: String,
-    /// The foreground leader and its main thread's counters (written,
-    /// read) at the last look.
-    leader: Option<(u32, u64, u64)>,
+    /// The foreground leader and its main thread's counters at the last
+    /// look.
+    leader: Option<(u32, procfs::Io)>,
     /// What the leader wrote that the stream has not shown (a line
     /// editor's echo).
     echo: Credit,
@@ -202,12 +211,14 @@ impl ReaderProbe {
             tty::stream_tail_len(data, w, onlcr)
         });
         let kernel_echo = kernel_echo(&l);
+        let raw = l.mode.map(|m| m == Mode::Raw);
         if !l.same {
             self.echo = Credit::default();
             return Hint {
                 kernel_echo,
                 reader_woke: woke,
                 written,
+                raw,
                 ..Hint::default()
             };
         }
@@ -221,6 +232,12 @@ impl ReaderProbe {
             reader_woke: woke,
             kernel_echo,
             written,
+            raw,
+            // (A shell says itself when it reads a line: bracketed paste,
+            // OSC 133; what it reads otherwise is its own business.)
+            keys: Some(
+                !l.shell && l.read > 0 && l.read <= KEYS_MAX_BYTES && l.reads <= KEYS_MAX_READS,
+            ),
         }
     }
 
@@ -251,22 +268,24 @@ impl ReaderProbe {
         };
         let mut look = Look {
             mode: self.mode(now),
+            shell: fg == self.pane_pid,
             ..Look::default()
         };
         // The leader: a line editor's echo is its own writing.
         let io = procfs::io(fg, false);
         match (self.leader, io) {
-            (Some((pid, w, r)), Some((w2, r2))) if pid == fg => {
+            (Some((pid, a)), Some(b)) if pid == fg => {
                 look.same = true;
-                look.wrote = w2.saturating_sub(w);
-                look.read = r2.saturating_sub(r);
+                look.wrote = b.wrote.saturating_sub(a.wrote);
+                look.read = b.read.saturating_sub(a.read);
+                look.reads = b.reads.saturating_sub(a.reads);
             }
             _ => {
                 self.echo = Credit::default();
                 self.last_read = None;
             }
         }
-        self.leader = io.map(|(w, r)| (fg, w, r));
+        self.leader = io.map(|io| (fg, io));
         if look.read > 0 {
             self.last_read = Some(now);
         }
@@ -276,7 +295,7 @@ impl ReaderProbe {
         let mut totals = Vec::with_capacity(tree.len());
         let mut delta = 0u64;
         for pid in tree {
-            let Some((w, _)) = procfs::io(pid, true) else {
+            let Some(procfs::Io { wrote: w, .. }) = procfs::io(pid, true) else {
                 continue;
             };
             // A process not seen before wrote all it wrote since then;
@@ -309,11 +328,11 @@ impl ReaderProbe {
             let mut unknown = false;
             for pid in group {
                 match procfs::reading_tty(pid, &self.tty) {
-                    Some(true) => {
+                    Some(Some(_)) => {
                         found = Some(pid);
                         break;
                     }
-                    Some(false) => {}
+                    Some(None) => {}
                     None => unknown = true,
                 }
             }
@@ -325,9 +344,9 @@ impl ReaderProbe {
                 Some(false)
             };
             look.took = self.reader.map(|(pid, r)| {
-                found != Some(pid) || procfs::io(pid, false).is_some_and(|(_, r2)| r2 > r)
+                found != Some(pid) || procfs::io(pid, false).is_some_and(|io| io.read > r)
             });
-            self.reader = found.and_then(|pid| procfs::io(pid, false).map(|(_, r)| (pid, r)));
+            self.reader = found.and_then(|pid| procfs::io(pid, false).map(|io| (pid, io.read)));
         } else {
             look.line_reader = look.mode.map(|_| false);
             look.took = self.reader.map(|_| true);

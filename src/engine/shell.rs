@@ -21,6 +21,103 @@ pub fn line_editor_active(pane_pid: u32, tty: &str) -> bool {
     tty::mode(tty) == Some(Mode::Raw)
 }
 
+/// What the pane's terminal waits for, now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The pane's shell reads its next command line: its prompt.
+    Prompt,
+    /// A program, or the shell's `read` builtin, waits for a line typed at
+    /// the terminal; `hidden`: without echo (a password).
+    Line { hidden: bool },
+    /// A program other than the shell reads key by key (a REPL's line
+    /// editor, a full-screen program) and is asleep.
+    Keys,
+    /// Nobody reads: a command runs.
+    Nothing,
+    /// `/proc` cannot say.
+    Unknown,
+}
+
+/// Shells that read their command line in canonical mode (no line
+/// editor): there a line read by the shell is a command line unless it is
+/// read byte by byte (the `read` builtin).
+const PLAIN_SHELLS: [&str; 4] = ["sh", "dash", "ash", "busybox"];
+
+/// What the pane's terminal waits for, from the kernel: who is in the
+/// foreground, the terminal's mode, and whether one of the foreground
+/// group's processes is asleep in a read of it. The reading process is
+/// returned too (for what it is called).
+pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
+    let Some(fg) = foreground_group(pane_pid) else {
+        return (Reads::Unknown, None);
+    };
+    let Some(settings) = tty::settings(tty) else {
+        return (Reads::Unknown, None);
+    };
+    match settings.mode {
+        Mode::Raw if fg == pane_pid => (Reads::Prompt, Some(fg)),
+        Mode::Raw => match procfs::stat(fg).map(|s| s.state) {
+            Some('S') => (Reads::Keys, Some(fg)),
+            Some(_) => (Reads::Nothing, None),
+            None => (Reads::Unknown, None),
+        },
+        Mode::Canonical | Mode::Hidden => {
+            let hidden = settings.mode == Mode::Hidden;
+            let mut unknown = false;
+            for pid in foreground_members(pane_pid, fg) {
+                match procfs::reading_tty(pid, tty) {
+                    Some(Some(read)) => {
+                        let r = if pid == pane_pid && !hidden && shell_command_line(pid, read) {
+                            Reads::Prompt
+                        } else {
+                            Reads::Line { hidden }
+                        };
+                        return (r, Some(pid));
+                    }
+                    Some(None) => {}
+                    None => unknown = true,
+                }
+            }
+            (
+                if unknown {
+                    Reads::Unknown
+                } else {
+                    Reads::Nothing
+                },
+                None,
+            )
+        }
+        Mode::Other => (Reads::Nothing, None),
+    }
+}
+
+/// The foreground group's processes among the pane's: its leader first.
+fn foreground_members(pane_pid: u32, fg: u32) -> Vec<u32> {
+    let mut out = vec![fg];
+    for pid in procfs::tree(pane_pid, 64) {
+        if pid != fg && procfs::stat(pid).is_some_and(|s| s.pgrp == fg) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The pane's shell reads a line in canonical mode: its command line, or
+/// its `read` builtin? A shell with a line editor (bash, zsh, fish) reads
+/// its command line key by key, so a line read is `read`; a plain shell
+/// (dash) reads both by line, its `read` one byte at a time (so as not to
+/// read past the line), its command line into a buffer.
+fn shell_command_line(pid: u32, read: procfs::TtyRead) -> bool {
+    let plain = program_name(pid).is_some_and(|n| PLAIN_SHELLS.contains(&n.as_str()));
+    plain && read.count.is_none_or(|n| n > 1)
+}
+
+/// The shell has no child process left (no job in the background, nothing
+/// running): false where `/proc` cannot say.
+pub fn has_no_jobs(pane_pid: u32) -> bool {
+    proc_available() && procfs::stat(pane_pid).is_some() && procfs::children(pane_pid).is_empty()
+}
+
 /// The name of the program in the pane's foreground, when it is not the
 /// shell itself (None: the shell is in the foreground, or unknown).
 pub fn foreground_command(pane_pid: u32) -> Option<String> {

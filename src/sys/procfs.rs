@@ -73,10 +73,22 @@ pub fn comm(pid: u32) -> Option<String> {
     Some(c.trim_end().to_owned())
 }
 
-/// Bytes written and read (`wchar`, `rchar`). `whole`: the process's own
-/// threads and every child it reaped (`/proc/PID/io`); otherwise its main
-/// thread alone (`/proc/PID/task/PID/io`).
-pub fn io(pid: u32, whole: bool) -> Option<(u64, u64)> {
+/// What a process read and wrote, as `/proc/PID/io` counts it (files,
+/// pipes and terminals alike).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Io {
+    /// Bytes written (`wchar`).
+    pub wrote: u64,
+    /// Bytes read (`rchar`).
+    pub read: u64,
+    /// Read calls made (`syscr`).
+    pub reads: u64,
+}
+
+/// What a process read and wrote. `whole`: the process's own threads and
+/// every child it reaped (`/proc/PID/io`); otherwise its main thread alone
+/// (`/proc/PID/task/PID/io`).
+pub fn io(pid: u32, whole: bool) -> Option<Io> {
     if !available() {
         return None;
     }
@@ -88,13 +100,17 @@ pub fn io(pid: u32, whole: bool) -> Option<(u64, u64)> {
     parse_io(&std::fs::read_to_string(path).ok()?)
 }
 
-pub fn parse_io(text: &str) -> Option<(u64, u64)> {
+pub fn parse_io(text: &str) -> Option<Io> {
     let field = |name: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(name))
             .and_then(|v| v.trim().parse::<u64>().ok())
     };
-    Some((field("wchar:")?, field("rchar:")?))
+    Some(Io {
+        wrote: field("wchar:")?,
+        read: field("rchar:")?,
+        reads: field("syscr:")?,
+    })
 }
 
 /// The children of every thread of `pid`.
@@ -136,24 +152,45 @@ pub fn tree(pid: u32, cap: usize) -> Vec<u32> {
     out
 }
 
-/// The call a process is blocked in (`/proc/PID/syscall`): its number and
-/// first argument. None where that file cannot be read: it needs the right
-/// to attach to the process, which Yama's `ptrace_scope=1` (Ubuntu's
-/// default) refuses for processes that are not our descendants.
-pub fn syscall(pid: u32) -> Option<(i64, u64)> {
+/// The call a process is blocked in (`/proc/PID/syscall`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Syscall {
+    pub nr: i64,
+    /// Its first and third arguments (for `read`: the descriptor and how
+    /// many bytes it asked for).
+    pub arg0: u64,
+    pub arg2: Option<u64>,
+}
+
+/// The call a process is blocked in. None where `/proc/PID/syscall`
+/// cannot be read: it needs the right to attach to the process, which
+/// Yama's `ptrace_scope=1` (Ubuntu's default) refuses for processes that
+/// are not our descendants.
+pub fn syscall(pid: u32) -> Option<Syscall> {
     if !available() {
         return None;
     }
     parse_syscall(&std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?)
 }
 
-/// `NR ARG0 ...` (hex arguments); None for `running` or a malformed line.
-pub fn parse_syscall(text: &str) -> Option<(i64, u64)> {
+/// `NR ARG0 ARG1 ...` (hex arguments); None for `running` or a malformed
+/// line.
+pub fn parse_syscall(text: &str) -> Option<Syscall> {
+    let hex = |a: &str| u64::from_str_radix(a.strip_prefix("0x").unwrap_or(a), 16).ok();
     let mut f = text.split_whitespace();
     let nr = f.next()?.parse::<i64>().ok()?;
-    let arg = f.next()?;
-    let arg = u64::from_str_radix(arg.strip_prefix("0x").unwrap_or(arg), 16).ok()?;
-    Some((nr, arg))
+    let arg0 = hex(f.next()?)?;
+    let arg2 = f.nth(1).and_then(hex);
+    Some(Syscall { nr, arg0, arg2 })
+}
+
+/// A process asleep in a read of its terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtyRead {
+    /// How many bytes it asked for, where the kernel shows it: a shell's
+    /// `read` builtin asks for one at a time (it must not read past the
+    /// line), its command line for a buffer.
+    pub count: Option<u64>,
 }
 
 /// Where the process sleeps in the kernel (`/proc/PID/wchan`): readable
@@ -178,16 +215,18 @@ pub fn fd_target(pid: u32, fd: u64) -> Option<PathBuf> {
 /// where the kernel shows it (a `read` of a descriptor naming `tty`), else
 /// from where it sleeps: the terminal's line discipline sleeps in
 /// `wait_woken`, with its standard input the terminal. None: cannot tell.
-pub fn reading_tty(pid: u32, tty: &str) -> Option<bool> {
+pub fn reading_tty(pid: u32, tty: &str) -> Option<Option<TtyRead>> {
     let st = stat(pid)?;
     if st.state != 'S' {
-        return Some(false);
+        return Some(None);
     }
-    if let Some((nr, fd)) = syscall(pid) {
-        return Some(nr == libc::SYS_read && names_tty(pid, fd, tty));
+    if let Some(sc) = syscall(pid) {
+        let yes = sc.nr == libc::SYS_read && names_tty(pid, sc.arg0, tty);
+        return Some(yes.then_some(TtyRead { count: sc.arg2 }));
     }
     let w = wchan(pid)?;
-    Some(w == "wait_woken" && names_tty(pid, 0, tty))
+    let yes = w == "wait_woken" && names_tty(pid, 0, tty);
+    Some(yes.then_some(TtyRead { count: None }))
 }
 
 fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {
@@ -239,11 +278,20 @@ mod tests {
     #[test]
     fn reads_io_and_syscall() {
         let io = "rchar: 12\nwchar: 34\nsyscr: 1\nsyscw: 2\n";
-        assert_eq!(parse_io(io), Some((34, 12)));
+        assert_eq!(
+            parse_io(io),
+            Some(Io {
+                wrote: 34,
+                read: 12,
+                reads: 1
+            })
+        );
         assert_eq!(parse_io("rchar: 1\n"), None);
         let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", libc::SYS_read);
-        assert_eq!(parse_syscall(&read), Some((libc::SYS_read, 0)));
-        assert_eq!(parse_syscall("270 0xa 0x7ff"), Some((270, 10)));
+        let sc = parse_syscall(&read).unwrap();
+        assert_eq!((sc.nr, sc.arg0, sc.arg2), (libc::SYS_read, 0, Some(0x2000)));
+        let sc = parse_syscall("270 0xa 0x7ff").unwrap();
+        assert_eq!((sc.nr, sc.arg0, sc.arg2), (270, 10, None));
         assert_eq!(parse_syscall("running"), None);
     }
 

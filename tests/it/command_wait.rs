@@ -252,10 +252,29 @@ fn two_named_cursors_read_the_same_lines_independently() {
         lb.contains(&"alpha".to_owned()) && lb.contains(&"beta".to_owned()),
         "{b}"
     );
-    // Nothing new: cursor a times out with no lines (exit 1).
+    // Nothing new and nothing running: cursor a says so at once, with no
+    // lines (exit 0, reason idle); waiting for a pattern waits it out
+    // (exit 1).
     let f = output(
         &s,
-        &["-t", &s.pane, "--cursor", "a", "--json", "--timeout", "0.2"],
+        &["-t", &s.pane, "--cursor", "a", "--json", "--timeout", "5"],
+    );
+    assert_eq!(f.code, Some(0), "{}", f.stdout);
+    assert_eq!(f.json()["reason"], "idle", "{}", f.stdout);
+    assert_eq!(lines(&f.json(), "lines"), Vec::<String>::new());
+    let f = output(
+        &s,
+        &[
+            "-t",
+            &s.pane,
+            "--cursor",
+            "a",
+            "--json",
+            "--timeout",
+            "0.2",
+            "--until",
+            "never",
+        ],
     );
     assert_eq!(f.code, Some(1), "{}", f.stdout);
     assert_eq!(lines(&f.json(), "lines"), Vec::<String>::new());

@@ -558,9 +558,11 @@ async fn run_command_then_wait_for_the_rest() {
     assert_eq!(last["exit_status"], 4);
     assert_eq!(last["exit_source"], "wrapper");
 
-    // Nothing new: `wait` times out (not an error: the state is reported).
+    // Nothing new and nothing running: `wait` says so at once (idle, not
+    // an error), instead of waiting out its timeout.
+    let asked = Instant::now();
     let v = ok(&mcp
-        .call("wait", json!({"session": "main", "timeout_s": 0.3}))
+        .call("wait", json!({"session": "main", "timeout_s": 30}))
         .await);
     assert_eq!(
         (
@@ -568,8 +570,9 @@ async fn run_command_then_wait_for_the_rest() {
             v["timed_out"].clone(),
             v["reason"].clone()
         ),
-        (json!([]), json!(true), json!("timeout"))
+        (json!([]), json!(false), json!("idle"))
     );
+    assert!(asked.elapsed() < Duration::from_secs(10), "{v}");
 
     // Output nobody typed, filtered; and saved to a file in the pane's
     // directory.

@@ -49,7 +49,15 @@ fn a_cut_timeout_says_so_once() {
             "1m",
         ],
         &["channel", "never-signalled", "--timeout", "1m"],
-        &["output", "-t", &s.pane, "--timeout", "1m"],
+        &[
+            "output",
+            "-t",
+            &s.pane,
+            "--until",
+            "never",
+            "--timeout",
+            "1m",
+        ],
     ];
     for args in cases {
         let f = run_tw(&s, Some("0.3"), args);

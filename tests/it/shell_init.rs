@@ -77,8 +77,11 @@ fn reports_exit_status(shell: &str) {
     let w = s.start_wait(&["output", "-t", &pane, "--json", "--timeout", "5"]);
     s.type_line(&pane, "false");
     last = w.finish(&s).json();
-    while last["finished"] != true && last["timed_out"] != true {
-        last = output(&s, &pane);
+    if last["finished"] != true && last["timed_out"] != true {
+        s.wait_until(&pane, "output to report the end of `false`", || {
+            last = output(&s, &pane);
+            last["finished"] == true || last["timed_out"] == true
+        });
     }
     assert_eq!(last["exit_status"], 1, "{last}");
     assert_eq!(last["exit_source"], "osc133", "{last}");

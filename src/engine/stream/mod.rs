@@ -13,7 +13,7 @@
 //! through a client attached to a session.
 
 use super::probe::ReaderProbe;
-use super::shell::{line_editor_active, tty_width};
+use super::shell::{self, Reads, line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::{GEOMETRY_FORMAT, Geometry};
@@ -113,6 +113,9 @@ pub struct StreamSource {
     /// (a prompt written right after output) is known before the keys
     /// typed at it arrive.
     look_owed: bool,
+    /// `TMUX_WAIT_TRACE`: a file each chunk and what was said of its
+    /// writer is appended to (for diagnosing the echo rules).
+    trace: Option<std::fs::File>,
 }
 
 impl StreamSource {
@@ -185,6 +188,7 @@ impl StreamSource {
                 alternate_on: false,
                 at_prompt: false,
                 kernel_echo: false,
+                raw_reader: false,
             }),
             entry_lines: Vec::new(),
             entry_abs: 0,
@@ -209,6 +213,13 @@ impl StreamSource {
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
             look_next: false,
             look_owed: false,
+            trace: std::env::var_os("TMUX_WAIT_TRACE").and_then(|p| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .ok()
+            }),
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -218,16 +229,19 @@ impl StreamSource {
                 // The pane's pipe already runs: the stream goes on from the
                 // join, on the line the hub kept (all of it old); the
                 // pane's geometry is read meanwhile.
-                me.tracker = LineTracker::new(&Entry {
+                let entry = Entry {
                     width: tty_width(&me.pane.pane_tty).unwrap_or(80),
                     row: String::new(),
                     cursor_x: 0,
                     alternate_on: alt,
                     at_prompt: line_editor_active(me.pane.pane_pid, &me.pane.pane_tty),
                     kernel_echo: me.probe.first().kernel_echo == Some(true),
-                });
+                    raw_reader: raw_reader(&me.pane),
+                };
+                me.tracker = LineTracker::new(&entry);
                 me.tracker.feed(&line, Instant::now());
                 me.tracker.forget();
+                me.tracker.set_input(&entry);
                 me.tracker.set_final_only(me.final_lines);
                 me.streaming = true;
                 let (replies, exact) = me.aligned_query(&hub::entry_queries(&t), setup.deadline)?;
@@ -297,6 +311,7 @@ impl StreamSource {
             alternate_on: st.alternate_on,
             at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
             kernel_echo: self.probe.first().kernel_echo == Some(true),
+            raw_reader: raw_reader(&self.pane),
         });
         if !flows_from_cursor(&replies[1], &replies[2], &st) {
             self.tracker.lose_flow();
@@ -532,6 +547,10 @@ impl StreamSource {
                     // A shell that just took a line may print its next
                     // prompt (PS2) and read again at once.
                     self.look_next = reading;
+                    if let Some(t) = &mut self.trace {
+                        let _ =
+                            writeln!(t, "{:?} {:?} {hint:?}", at, String::from_utf8_lossy(&data));
+                    }
                     self.tracker.feed_hinted(&data, at, hint);
                     self.output_seen = true;
                     self.unconsumed = true;
@@ -554,6 +573,12 @@ impl StreamSource {
         }
         Ok(())
     }
+}
+
+/// A program other than the shell reads the pane's terminal key by key
+/// (a REPL's line editor): what it writes after reading keys is echo.
+fn raw_reader(pane: &PaneInfo) -> bool {
+    shell::reads(pane.pane_pid, &pane.pane_tty).0 == Reads::Keys
 }
 
 /// The screen below the cursor's row is blank and that row starts a line

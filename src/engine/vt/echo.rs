@@ -14,14 +14,25 @@ impl State {
             InputState::Prompt { .. } => Origin::Prompt,
             InputState::Input => self.typed_origin(),
             // Nothing a program wrote is echo of the kernel's.
-            InputState::Kernel if self.attributed => Origin::New,
-            InputState::Kernel => Origin::Echo,
+            InputState::Kernel | InputState::Raw if self.attributed => Origin::New,
+            InputState::Kernel | InputState::Raw => Origin::Echo,
         }
     }
 
-    /// A program started or stopped reading a line with the kernel's echo.
+    /// A program started or stopped reading a line with the kernel's echo,
+    /// or key by key.
     pub(super) fn observe(&mut self) {
-        match (self.input, self.hint.kernel_echo) {
+        let h = self.hint;
+        if self.input == InputState::Output
+            && h.raw == Some(true)
+            && h.keys == Some(true)
+            && h.reader_wrote == Some(true)
+        {
+            self.input = InputState::Raw;
+            self.raw_line_done = false;
+            return;
+        }
+        match (self.input, h.kernel_echo) {
             (InputState::Output, Some(true)) => self.input = InputState::Kernel,
             // Nobody reads a line any more, nothing on this one may have
             // been typed, and the reader took no line that this chunk may
@@ -94,6 +105,8 @@ impl State {
                 _ if self.hint.kernel_echo == Some(false) => self.input = InputState::Output,
                 _ => {}
             },
+            // The line the program echoed was typed: its cells say so.
+            InputState::Raw => {}
             // Not echo: its cells say so already.
             _ if self.not_echo() => {}
             // The shell wrote (some of) it, or nothing says who: typed only

@@ -69,6 +69,11 @@ pub struct Hint {
     /// (the rest no process wrote: the kernel's echo, or a writer from
     /// outside the pane). None: not known.
     pub written: Option<usize>,
+    /// The terminal is in raw mode (a program reads key by key).
+    pub raw: Option<bool>,
+    /// The process reading the terminal read from it since the last look
+    /// (keys were typed).
+    pub keys: Option<bool>,
 }
 
 /// A logical line longer than this many cells is matched, then cut to its
@@ -140,6 +145,27 @@ enum InputState {
     Input,
     /// A shell without a line editor reads a line; the kernel echoes keys.
     Kernel,
+    /// A program reads key by key and writes their echo itself, with no
+    /// bracketed paste to say where a line starts and ends (node's REPL, a
+    /// line editor with it switched off): what it writes just after
+    /// reading keys is their echo up to the line feed that ends the line;
+    /// what it writes without having read a key is output.
+    Raw,
+}
+
+impl InputState {
+    /// Who was reading the terminal at entry.
+    fn of(entry: &Entry) -> InputState {
+        if entry.at_prompt {
+            InputState::Input
+        } else if entry.kernel_echo {
+            InputState::Kernel
+        } else if entry.raw_reader {
+            InputState::Raw
+        } else {
+            InputState::Output
+        }
+    }
 }
 
 /// A line that ended while a shell read, kept until it is known whether
@@ -167,6 +193,9 @@ pub struct Entry {
     /// True when a shell without a line editor was reading a line at entry
     /// (the kernel echoes what is typed).
     pub kernel_echo: bool,
+    /// True when a program other than the shell was reading key by key at
+    /// entry (a REPL's line editor).
+    pub raw_reader: bool,
 }
 
 /// The OSC number `run` brackets a command with: `ESC ] 7731 ; tmux-wait ;
@@ -229,6 +258,9 @@ struct State {
     /// The text being fed was written by a program (not typed), as far as
     /// the kernel's echo goes (see [`LineTracker::feed_kernel`]).
     attributed: bool,
+    /// A raw reader's typed line ended: what it writes is output until
+    /// keys are typed again (see [`LineTracker::feed_raw`]).
+    raw_line_done: bool,
     held: Option<Held>,
     /// The last lines a line feed ended, as drawn (echo included).
     transcript: VecDeque<String>,
@@ -260,13 +292,7 @@ impl LineTracker {
                 alt: entry.alternate_on,
                 saw_alt: entry.alternate_on,
                 saw_output: false,
-                input: if entry.at_prompt {
-                    InputState::Input
-                } else if entry.kernel_echo {
-                    InputState::Kernel
-                } else {
-                    InputState::Output
-                },
+                input: InputState::of(entry),
                 osc133: false,
                 in_title: false,
                 prompts: 0,
@@ -276,6 +302,7 @@ impl LineTracker {
                 out: Vec::new(),
                 hint: Hint::default(),
                 attributed: true,
+                raw_line_done: false,
                 held: None,
                 transcript: VecDeque::new(),
                 linear: !entry.alternate_on,
@@ -306,10 +333,22 @@ impl LineTracker {
         self.state.hint = hint;
         self.state.tick();
         self.state.observe();
-        if self.state.input == InputState::Kernel {
-            self.feed_kernel(data);
-        } else {
-            self.parser.advance(&mut self.state, data);
+        match self.state.input {
+            InputState::Kernel => self.feed_kernel(data),
+            InputState::Raw => {
+                self.feed_raw(data);
+                // The program no longer reads key by key (it runs what
+                // was typed): once the typed line is over (its echo may
+                // still come in pieces, written before the program left
+                // raw mode), what it writes is output.
+                if self.state.hint.raw == Some(false)
+                    && self.state.input == InputState::Raw
+                    && (self.state.raw_line_done || !self.state.has_echo())
+                {
+                    self.state.input = InputState::Output;
+                }
+            }
+            _ => self.parser.advance(&mut self.state, data),
         }
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on, in one write; what comes in a later chunk is
@@ -360,6 +399,34 @@ impl LineTracker {
             None => 0,
         };
         self.feed_kernel_part(data, written);
+    }
+
+    /// Feed a chunk while a program reads key by key with no bracketed
+    /// paste (see `InputState::Raw`): what it writes soon after reading
+    /// keys is their echo up to the line feed that ends the typed line;
+    /// from there until keys are typed again, what it writes (its answer,
+    /// its next prompt) is output, however soon it comes.
+    fn feed_raw(&mut self, data: &[u8]) {
+        let hint = self.state.hint;
+        if hint.keys == Some(true) {
+            self.state.raw_line_done = false;
+        }
+        let echo = !self.state.raw_line_done
+            && hint.reader_wrote == Some(true)
+            && (hint.keys == Some(true) || hint.reader_read == Some(true));
+        if !echo {
+            self.parser.advance(&mut self.state, data);
+            return;
+        }
+        let nl = memchr::memchr(b'\n', data);
+        let cut = nl.map_or(data.len(), |nl| nl + 1);
+        self.state.attributed = false;
+        self.parser.advance(&mut self.state, &data[..cut]);
+        self.state.attributed = true;
+        if nl.is_some() {
+            self.state.raw_line_done = true;
+        }
+        self.parser.advance(&mut self.state, &data[cut..]);
     }
 
     fn feed_kernel_part(&mut self, data: &[u8], written: usize) {
@@ -440,6 +507,14 @@ impl LineTracker {
         st.held = None;
         st.transcript.clear();
         st.linear = !st.alt;
+    }
+
+    /// Who reads the terminal is what `entry` says (after bytes that were
+    /// there before the entry were fed to draw the cursor's line: their
+    /// escape sequences said nothing about now).
+    pub fn set_input(&mut self, entry: &Entry) {
+        self.state.input = InputState::of(entry);
+        self.state.raw_line_done = false;
     }
 
     /// The screen stops being a line-by-line flow from the entry.
@@ -579,6 +654,7 @@ mod tests {
             alternate_on: false,
             at_prompt: false,
             kernel_echo: false,
+            raw_reader: false,
         }
     }
 
@@ -652,6 +728,7 @@ mod tests {
             alternate_on: false,
             at_prompt: true,
             kernel_echo: false,
+            raw_reader: false,
         });
         let t0 = Instant::now();
         t.feed(b"sleep 1; echo MARK\r\n\x1b[?2004l\r", t0);
@@ -725,6 +802,7 @@ mod tests {
             alternate_on: false,
             at_prompt: false,
             kernel_echo: false,
+            raw_reader: false,
         });
         t.feed(b" DONE", Instant::now());
         assert_eq!(texts(&mut t, true), ["Progress: DONE"]);
@@ -739,6 +817,7 @@ mod tests {
             alternate_on: false,
             at_prompt: false,
             kernel_echo: false,
+            raw_reader: false,
         });
         t.feed(b"\r\n\r\n", Instant::now());
         assert!(t.take(true).is_empty());
@@ -778,6 +857,7 @@ mod tests {
             alternate_on: false,
             at_prompt: !kernel,
             kernel_echo: kernel,
+            raw_reader: false,
         })
     }
 
@@ -788,6 +868,8 @@ mod tests {
             reader_woke: Some(woke),
             kernel_echo: kernel,
             written: None,
+            raw: None,
+            keys: None,
         }
     }
 
@@ -967,6 +1049,7 @@ mod hostile_input {
                 alternate_on: round % 7 == 0,
                 at_prompt: round % 3 == 0,
                 kernel_echo: round % 4 == 1,
+                raw_reader: round % 5 == 2,
             });
             let t0 = Instant::now();
             for step in 0..300 {
@@ -981,6 +1064,8 @@ mod hostile_input {
                     reader_woke: pick(rng.below(3)),
                     kernel_echo: pick(rng.below(3)),
                     written: [None, Some(0), Some(3), Some(usize::MAX)][rng.below(4)],
+                    raw: pick(rng.below(3)),
+                    keys: pick(rng.below(3)),
                 };
                 t.feed_hinted(&chunk, t0 + Duration::from_millis(step), hint);
                 if step % 13 == 0 {

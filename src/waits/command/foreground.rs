@@ -35,16 +35,53 @@ impl Follow {
         }
     }
 
-    /// The unfinished line is an interactive program's prompt: it matches,
-    /// and stays so while the pane is quiet for a moment (a prompt can
-    /// arrive in pieces: `>` then `>> `).
+    /// What the pane's terminal waits for (see `shell::reads`); without
+    /// `/proc`, what the stream and tmux say: the shell in the foreground
+    /// with its line editor reading is at its prompt.
+    pub(super) fn reads(&mut self) -> Reads {
+        if shell::proc_available() {
+            let r = shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0;
+            if r != Reads::Unknown {
+                return r;
+            }
+        }
+        match self.foreground() {
+            Fg::Shell if self.src.tracker().at_prompt() => Reads::Prompt,
+            _ => Reads::Unknown,
+        }
+    }
+
+    /// The pane's shell reads its next command line.
+    pub(super) fn shell_prompt(&mut self) -> bool {
+        self.reads() == Reads::Prompt
+    }
+
+    /// `line`, the unfinished line, is a question a program waits on (see
+    /// [`Follow::program_prompt`]), as far as a look now tells.
+    pub(super) fn asks(&mut self, line: &str) -> bool {
+        if line.len() >= 512 || line.trim().is_empty() {
+            return false;
+        }
+        match self.reads() {
+            Reads::Line { .. } => true,
+            Reads::Keys => self.prompt_re.is_match(line),
+            Reads::Prompt | Reads::Nothing => false,
+            Reads::Unknown => self.foreground() != Fg::Shell && self.prompt_re.is_match(line),
+        }
+    }
+
+    /// The unfinished line is a question a program waits on: a program, or
+    /// the shell's `read`, reads a line at the terminal (any wording), or
+    /// a program reading key by key shows what looks like its prompt (a
+    /// REPL's `>>>`); and it stays so while the pane is quiet for a moment
+    /// (a prompt can arrive in pieces: `>` then `>> `).
     pub(super) fn program_prompt(&mut self) -> Option<String> {
         let looks = |f: &mut Follow| {
-            if !f.src.tracker().has_partial() || f.foreground() == Fg::Shell {
+            if !f.src.tracker().has_partial() {
                 return None;
             }
             let line = f.src.tracker().current_line();
-            (line.len() < 512 && f.prompt_re.is_match(&line)).then_some(line)
+            f.asks(&line).then_some(line)
         };
         looks(self)?;
         // Quiet for a moment, and the program asleep (waiting for input,

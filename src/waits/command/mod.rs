@@ -14,7 +14,7 @@
 use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
 use crate::engine::Setup;
-use crate::engine::shell;
+use crate::engine::shell::{self, Reads};
 use crate::engine::stream::StreamSource;
 use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::error::{Error, Kind, Result};
@@ -50,6 +50,9 @@ const MAX_COMMAND_BYTES: usize = 16 * 1024;
 const SETTLE_QUIET: Duration = Duration::from_millis(20);
 /// ...or this long after the first new line, whichever is first.
 const SETTLE_MAX: Duration = Duration::from_millis(300);
+/// How long the pane stays quiet on an unfinished line before it is looked
+/// at again as a possible question.
+const QUESTION_QUIET: Duration = Duration::from_millis(40);
 /// Text every wrapper typed by `run` contains; lines holding it are the echo
 /// of a typed wrapper, never output.
 const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
@@ -82,6 +85,8 @@ pub struct OutputRequest {
     pub common: Common,
     pub until: Option<Regex>,
     pub ndjson: bool,
+    /// Do not return at each burst of output: gather until the end.
+    pub until_finished: bool,
     /// Channel to signal once armed.
     pub ready: Option<String>,
 }
@@ -109,6 +114,9 @@ struct Follow {
     socket: Socket,
     pane: PaneInfo,
     lines: Lines,
+    /// How many of `lines` are only a prompt and what was typed at it: not
+    /// output, so they alone never end a wait.
+    echo_lines: usize,
     /// `--show`, so thinning keeps its matches.
     show: Option<Regex>,
     /// The pane's own program (its shell), to tell it from a command in
@@ -172,6 +180,7 @@ impl Follow {
             socket: req.socket.clone(),
             pane,
             lines: Lines::default(),
+            echo_lines: 0,
             show: req.clip.show.clone(),
             until: None,
             until_hit: false,
@@ -185,6 +194,18 @@ impl Follow {
             shown_part: (-1, 0),
             saved_abs: -1,
         })
+    }
+
+    /// Lines were gathered that a program wrote (not only prompts and
+    /// typed text).
+    fn has_output(&self) -> bool {
+        self.lines.len() > self.echo_lines
+    }
+
+    /// Take the gathered lines, for a reply.
+    fn take_lines(&mut self) -> Lines {
+        self.echo_lines = 0;
+        std::mem::take(&mut self.lines)
     }
 
     /// Take lines and marks in; returns how many lines were added.
@@ -206,6 +227,9 @@ impl Follow {
                     }
                     if self.until.as_ref().is_some_and(|re| re.is_match(line)) {
                         self.until_hit = true;
+                    }
+                    if c.prompt {
+                        self.echo_lines += 1;
                     }
                     self.lines.push(line.to_owned(), self.show.as_ref());
                 }

@@ -46,11 +46,23 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     if located.skip_first && !hist.is_empty() {
         hist.remove(0);
     }
+    // The row the cursor was saved on held a prompt (the shell's, or a
+    // program's question): what now follows that prompt on it was typed.
+    let typed_at_prompt = !located.skip_first
+        && located.missed == Missed::None
+        && rec.as_ref().is_some_and(|r| {
+            r.prompt
+                && hist.first().is_some_and(|l| {
+                    cursor::head_matches(l, r.head)
+                        && l.chars().count() > r.head.0
+                        && !l.contains(WRAPPER_SIGNATURE)
+                })
+        });
     while hist.last().is_some_and(|l| l.is_empty()) {
         hist.pop();
     }
     let tracker_line = f.src.tracker().current_line();
-    let at_shell_prompt = f.src.tracker().at_prompt();
+    let at_shell_prompt = f.shell_prompt();
     f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
     let mut entry_partial = None;
     if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
@@ -65,8 +77,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     }
     f.until = req.until.clone();
     let show = f.show.clone();
-    for l in hist {
-        if f.until.as_ref().is_some_and(|re| re.is_match(&l)) {
+    for (i, l) in hist.into_iter().enumerate() {
+        if i == 0 && typed_at_prompt {
+            f.echo_lines += 1;
+        } else if f.until.as_ref().is_some_and(|re| re.is_match(&l)) {
             f.until_hit = true;
         }
         f.lines.push(l, show.as_ref());
@@ -82,9 +96,8 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     // the shell is reading a command line again: what ran ended in between
     // (reported at once).
     if f.finished.is_none()
-        && (rec.as_ref().is_some_and(|r| r.busy) || (rec.is_some() && !f.lines.is_empty()))
-        && f.foreground() == Fg::Shell
-        && (at_shell_prompt || shell::line_editor_active(pid, &f.pane.pane_tty))
+        && (rec.as_ref().is_some_and(|r| r.busy) || (rec.is_some() && f.has_output()))
+        && at_shell_prompt
     {
         // tmux 3.8 keeps the status of the last command a shell marked with
         // OSC 133: the one that ended since the cursor was saved.
@@ -128,25 +141,52 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             reason = OutputReason::Until;
         }
         hit
-    } else if entry_partial
-        .as_ref()
-        .is_some_and(|p| p.len() < 512 && f.prompt_re.is_match(p))
-        && matches!(f.foreground(), Fg::Command(_))
+    } else if let Some(p) = entry_partial.clone()
+        && f.asks(&p)
     {
-        let p = entry_partial.clone().unwrap_or_default();
         // A program stopped at its prompt since the last call.
-        prompt = Some(p.clone());
+        prompt = Some(p);
         reason = OutputReason::Prompt;
         true
     } else {
-        !f.lines.is_empty() || entry_partial.is_some()
+        !req.until_finished && (f.has_output() || entry_partial.is_some())
     };
+    // Nothing runs and nothing came: nothing is coming, so say so now
+    // rather than wait out the timeout (unless armed for what the caller
+    // does next, with --ready).
+    if !ready
+        && req.ready.is_none()
+        && req.until.is_none()
+        && f.run.is_none()
+        && typed.is_none()
+        && !f.has_output()
+        && at_shell_prompt
+        && shell::has_no_jobs(pid)
+    {
+        reason = OutputReason::Idle;
+        ready = true;
+    }
     let mut sent_any = false;
     loop {
         if !ready {
-            match f.src.next_items(deadline) {
+            // An unfinished line may be a question: looked at again once
+            // the pane is quiet (see `run`).
+            let until = if f.src.tracker().has_partial() {
+                deadline.min(Instant::now() + QUESTION_QUIET)
+            } else {
+                deadline
+            };
+            match f.src.next_items(until) {
                 Ok(Some(items)) => {
                     f.absorb(items);
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    if let Some(p) = f.program_prompt() {
+                        prompt = Some(p);
+                        reason = OutputReason::Prompt;
+                        ready = true;
+                    }
+                    continue;
                 }
                 Ok(None) => {
                     timed_out = true;
@@ -161,7 +201,6 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             }
             if !timed_out {
                 let mut state = StateCheck {
-                    pid,
                     prompts_at_entry,
                     running_seen: &mut running_seen,
                     input_outcome: &mut input_outcome,
@@ -173,13 +212,14 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     if f.until_hit || until_in(partial.as_deref()) {
                         decided = Some(Decision::Until);
                     }
-                } else if decided.is_none()
-                    && (!f.lines.is_empty() || f.src.tracker().has_partial())
-                {
+                } else if decided.is_none() && (f.has_output() || f.src.tracker().has_partial()) {
                     // One burst of output is one reply: gather it, then
                     // look again (the command may have ended meanwhile).
                     f.settle(deadline)?;
-                    decided = Some(state.check(&mut f).unwrap_or(Decision::Output));
+                    decided = state.check(&mut f);
+                    if decided.is_none() && !req.until_finished {
+                        decided = Some(Decision::Output);
+                    }
                 }
                 ready = decided.is_some();
                 match decided {
@@ -222,7 +262,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         }
         emit(&r);
         sent_any = true;
-        f.lines.clear();
+        f.take_lines();
         f.until_hit = false;
         ready = false;
         reason = OutputReason::Output;
@@ -243,7 +283,7 @@ pub(super) fn finish_output(
     };
     // The unfinished line is shown unless it is the shell's prompt, or was
     // shown already as it is.
-    let show = !f.src.tracker().at_prompt() && f.finished.is_none();
+    let show = f.finished.is_none() && !f.shell_prompt();
     let mut partial = None;
     if !matches!(
         f.finished,
@@ -268,7 +308,7 @@ pub(super) fn finish_output(
     if let Some(p) = &partial {
         f.shown_part = (f.saved_abs, cursor::hash_text(&[p]));
     }
-    let mut lines = std::mem::take(&mut f.lines);
+    let mut lines = f.take_lines();
     let is_partial = partial.is_some();
     if let Some(p) = partial {
         lines.push(p, f.show.as_ref());
@@ -319,7 +359,6 @@ pub(super) enum Decision {
 /// Looks at the pane after each batch: did the followed command end, did a
 /// program stop at its prompt, what became of unsubmitted input.
 pub(super) struct StateCheck<'a> {
-    pid: u32,
     prompts_at_entry: u32,
     running_seen: &'a mut bool,
     input_outcome: &'a mut Option<InputOutcome>,
@@ -340,12 +379,12 @@ impl StateCheck<'_> {
             Fg::Command(_) => Some(false),
             Fg::Unknown => None,
         };
-        let reading = shell::line_editor_active(self.pid, &f.pane.pane_tty) || prompt_back;
+        let reading = prompt_back || f.shell_prompt();
         if f.finished.is_none()
             && (*self.running_seen || prompt_back)
             && (shell_fg == Some(true) || shell_fg.is_none())
             && reading
-            && (!f.lines.is_empty() || *self.running_seen)
+            && (f.has_output() || *self.running_seen)
         {
             // The shell is back: what it wrote on the way (an end mark of
             // `run`, an OSC 133 D) may still be in flight; it says more.

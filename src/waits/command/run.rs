@@ -31,8 +31,7 @@ impl Follow {
         self.absorb(items);
         // What came meanwhile may have ended the command (its end mark) and
         // put the shell's prompt on the unfinished line: not output.
-        let partial = if show_partial && self.finished.is_none() && !self.src.tracker().at_prompt()
-        {
+        let partial = if show_partial && self.finished.is_none() && !self.shell_prompt() {
             let p = self.src.tracker().current_line();
             (!p.is_empty()).then_some(p)
         } else {
@@ -69,6 +68,10 @@ impl Follow {
             head: cursor::head(row(cy)),
             busy: matches!(self.foreground(), Fg::Command(_)),
             saved: crate::state::now_secs(),
+            prompt: matches!(
+                self.reads(),
+                Reads::Prompt | Reads::Line { .. } | Reads::Keys
+            ),
         };
         socket.run([
             "set-option",
@@ -184,7 +187,16 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let mut timed_out = false;
     let mut interrupted = None;
     loop {
-        match f.src.next_items(deadline) {
+        // An unfinished line may be a question: looked at again once the
+        // pane is quiet (the program may not be reading yet when its
+        // question arrives).
+        let asking = f.inside && f.src.tracker().has_partial();
+        let until = if asking {
+            deadline.min(Instant::now() + QUESTION_QUIET)
+        } else {
+            deadline
+        };
+        match f.src.next_items(until) {
             Ok(Some(items)) => {
                 f.absorb(items);
                 if f.inside {
@@ -197,6 +209,12 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                 if f.inside
                     && let Some(p) = f.program_prompt()
                 {
+                    prompt = Some(p);
+                    break;
+                }
+            }
+            Ok(None) if Instant::now() < deadline => {
+                if let Some(p) = f.program_prompt() {
                     prompt = Some(p);
                     break;
                 }
