@@ -307,6 +307,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Let the shell keep the typed line in its history (it is typed without the leading space that bash's HISTCONTROL=ignorespace, zsh's HIST_IGNORE_SPACE and fish leave out of it)
+    #[arg(long)]
+    pub history: bool,
+
     /// Print one JSON object on stdout
     #[arg(long)]
     pub json: bool,
@@ -431,6 +435,10 @@ pub struct TextArgs {
     /// Signal this tmux channel once the wait is armed, so a script can start the wait in the background, `tmux wait-for CHANNEL`, then act
     #[arg(long, value_name = "CHANNEL")]
     pub ready: Option<String>,
+
+    /// Also match what the pane wrote since cursor NAME last read it (as output does: what was written between typing and this call is not missed), and move the cursor past what this wait saw
+    #[arg(long, value_name = "NAME")]
+    pub cursor: Option<String>,
 
     /// Print one JSON object on stdout (the keys of libtmux-mcp's wait_for_text result)
     #[arg(long)]

@@ -18,6 +18,18 @@ pub struct ClipOptions {
     pub max_lines: usize,
 }
 
+impl ClipOptions {
+    /// Every line, unclipped.
+    pub fn all() -> ClipOptions {
+        ClipOptions {
+            show: None,
+            show_after: 0,
+            last_lines: None,
+            max_lines: 0,
+        }
+    }
+}
+
 /// Lines after clipping, and how many were left out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Clipped {

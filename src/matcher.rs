@@ -11,6 +11,7 @@ use regex::{Regex, RegexBuilder};
 #[derive(Debug, Clone)]
 pub struct PatternList {
     regexes: Vec<Regex>,
+    match_case: bool,
 }
 
 /// The regex engine's limit on a compiled pattern; larger ones are refused
@@ -28,8 +29,13 @@ impl PatternList {
         let mut regexes = Vec::with_capacity(patterns.len());
         for (i, p) in patterns.iter().enumerate() {
             if p.is_empty() {
+                let hint = if flag == "--pattern" {
+                    " (omit --pattern to wait for any output)"
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "{flag} #{} is empty; it would match every line (omit --pattern to wait for any output)",
+                    "{flag} #{} is empty; it would match every line{hint}",
                     i + 1
                 ));
             }
@@ -52,11 +58,36 @@ impl PatternList {
                 })?;
             regexes.push(re);
         }
-        Ok(Self { regexes })
+        Ok(Self {
+            regexes,
+            match_case,
+        })
     }
 
     pub fn is_empty(&self) -> bool {
         self.regexes.is_empty()
+    }
+
+    /// One regex that hits a line when any pattern of `self` or `other`
+    /// does (both compiled with the same case rule).
+    pub fn any_of(&self, other: &PatternList) -> Regex {
+        let alternatives: Vec<String> = self
+            .regexes
+            .iter()
+            .chain(&other.regexes)
+            .map(|r| format!("(?:{})", r.as_str()))
+            .collect();
+        let source = if alternatives.is_empty() {
+            // Any line at all.
+            "^".to_owned()
+        } else {
+            alternatives.join("|")
+        };
+        RegexBuilder::new(&source)
+            .case_insensitive(!self.match_case)
+            .size_limit(SIZE_LIMIT)
+            .build()
+            .expect("alternatives of valid patterns are valid")
     }
 
     /// The first pattern (in list order) that hits any of `lines`, and the
@@ -114,6 +145,26 @@ mod tests {
         assert_eq!(l.first_hit(&["server READY"]), Some((1, vec![0])));
         let l = list(&["Ready"], false, true);
         assert_eq!(l.first_hit(&["READY"]), None);
+    }
+
+    #[test]
+    fn one_regex_for_patterns_and_stops() {
+        let any = list(&["a.b", "Ready"], false, false).any_of(&list(&["x+"], false, false));
+        assert!(any.is_match("a.b") && any.is_match("READY") && any.is_match("x+"));
+        assert!(!any.is_match("axb") && !any.is_match("xx"));
+        let none = list(&[], false, false).any_of(&list(&[], false, false));
+        assert!(none.is_match("") && none.is_match("anything"));
+        let cased = list(&["Ready"], false, true).any_of(&list(&[], false, true));
+        assert!(!cased.is_match("READY"));
+    }
+
+    #[test]
+    fn an_empty_stop_names_its_own_option() {
+        let e = PatternList::new(&["".into()], false, false, "--stop").unwrap_err();
+        assert!(
+            e.starts_with("--stop #1 is empty") && !e.contains("--pattern"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -141,6 +141,7 @@ pub(super) fn run_request(
         common: common(socket, &a.target, &a.timeout, None, &a.opts, clamps)?,
         command: a.command.join(" "),
         force: a.force,
+        history: a.history,
     })
 }
 
@@ -275,6 +276,7 @@ pub(super) fn watch_request(
             interval: "50ms".into(),
             engine: Engine::Stream,
             ready: None,
+            cursor: None,
             json: false,
         };
         let text = text_request(socket.clone(), &text_args, &mut Clamps::quiet())?;
@@ -363,6 +365,18 @@ pub(super) fn text_request(
         interval,
         ready: a.ready.clone(),
         want_tail: a.json,
+        cursor: match &a.cursor {
+            Some(c) => {
+                crate::cursor::validate_name(c)?;
+                if a.engine == Engine::Poll {
+                    return Err(Error::usage(
+                        "--cursor reads the pane's output stream: it cannot go with --engine poll",
+                    ));
+                }
+                Some(c.clone())
+            }
+            None => None,
+        },
     })
 }
 

@@ -343,13 +343,11 @@ impl ReaderProbe {
             } else {
                 Some(false)
             };
-            look.took = self.reader.map(|(pid, r)| {
-                found != Some(pid) || procfs::io(pid, false).is_some_and(|io| io.read > r)
-            });
+            look.took = self.reader.map(|(pid, r)| took_input(pid, r));
             self.reader = found.and_then(|pid| procfs::io(pid, false).map(|io| (pid, io.read)));
         } else {
             look.line_reader = look.mode.map(|_| false);
-            look.took = self.reader.map(|_| true);
+            look.took = self.reader.map(|(pid, r)| took_input(pid, r));
             self.reader = None;
         }
         look
@@ -365,6 +363,14 @@ impl ReaderProbe {
         self.mode = Some((m, now));
         m.map(|s| s.mode)
     }
+}
+
+/// The process that was reading a line (having read `read` bytes then)
+/// took input since: it read more, or it is gone (it may have read its
+/// line and ended). Woken by a signal (a shell reaping a job) it read
+/// nothing: that is no line taken.
+fn took_input(pid: u32, read: u64) -> bool {
+    procfs::io(pid, false).is_none_or(|io| io.read > read)
 }
 
 /// A program reads a line with the kernel echoing what is typed.

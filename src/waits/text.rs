@@ -26,6 +26,9 @@ pub struct TextRequest {
     /// output); a person's one-line message shows it only on a timeout, so
     /// a match is reported without the extra tmux call.
     pub want_tail: bool,
+    /// Also match what was written since this cursor last read the pane,
+    /// and move it past what the wait saw (see [`since_cursor`]).
+    pub cursor: Option<String>,
 }
 
 /// After a success pattern hits, output arriving this soon after is taken
@@ -56,6 +59,9 @@ fn stop_in_grace(
 const SETUP_TIME: Duration = Duration::from_secs(10);
 
 pub fn run(req: &TextRequest) -> Result<TextResult> {
+    if let Some(cursor) = &req.cursor {
+        return since_cursor(req, cursor);
+    }
     let start = Instant::now();
     let deadline = start + req.timeout;
     let pane = resolve_pane(&req.socket, req.target.as_deref())?;
@@ -150,4 +156,75 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         elapsed_seconds: seconds(elapsed),
         effective_timeout: seconds(req.timeout),
     })
+}
+
+/// A text wait that also takes what was written since `cursor` last read
+/// the pane: `output` calls, each returning what its cursor had not shown
+/// (the history since the cursor, then the stream, with nothing between),
+/// judged as they come, until a pattern hits or the time is up. The
+/// cursor moves past each reply, so the next call (a `wait`, `output`, a
+/// text wait with this cursor) starts after what this one saw.
+fn since_cursor(req: &TextRequest, cursor: &str) -> Result<TextResult> {
+    use crate::waits::command::{self, Common, OutputRequest};
+    let start = Instant::now();
+    let deadline = start + req.timeout;
+    let until = req.patterns.any_of(&req.stops);
+    let mut recent: VecDeque<String> = VecDeque::new();
+    let mut saw = false;
+    let mut ready = req.ready.clone();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let oreq = OutputRequest {
+            common: Common {
+                socket: req.socket.clone(),
+                target: req.target.clone(),
+                cursor: cursor.to_owned(),
+                timeout: left.max(Duration::from_millis(1)),
+                clip: crate::clip::ClipOptions::all(),
+                save_to: None,
+                prompt: None,
+            },
+            until: Some(until.clone()),
+            ndjson: false,
+            until_finished: false,
+            ready: ready.take(),
+        };
+        let r = command::output(&oreq, |_| {})?;
+        saw |= !r.lines.is_empty();
+        let verdict = judge(&req.patterns, &req.stops, &r.lines);
+        let lines_of = |hits: &[usize]| hits.iter().map(|&i| r.lines[i].clone()).collect();
+        let done = match verdict {
+            Some(Verdict::Stopped(i, hits)) => Some((Outcome::Stopped, Some(i), lines_of(&hits))),
+            Some(Verdict::Matched(i, hits)) => Some((Outcome::Matched, Some(i), lines_of(&hits))),
+            None if req.patterns.is_empty() && !r.lines.is_empty() => {
+                Some((Outcome::AnyOutput, None, r.lines.clone()))
+            }
+            None if r.timed_out || Instant::now() >= deadline => {
+                Some((Outcome::Timeout, None, Vec::new()))
+            }
+            None => None,
+        };
+        for l in &r.lines {
+            if recent.len() == crate::report::MAX_LINES {
+                recent.pop_front();
+            }
+            recent.push_back(l.clone());
+        }
+        if let Some((outcome, index, matched)) = done {
+            let found = matches!(outcome, Outcome::Matched | Outcome::AnyOutput);
+            return Ok(TextResult {
+                found,
+                outcome,
+                matched_index: index,
+                matched_lines: bound_lines(matched, false),
+                tail: bound_lines(recent.into_iter().collect(), true),
+                saw_new_output: saw,
+                matched_at_entry: false,
+                alternate_screen: false,
+                pane_id: r.pane_id.clone(),
+                elapsed_seconds: seconds(start.elapsed()),
+                effective_timeout: seconds(req.timeout),
+            });
+        }
+    }
 }

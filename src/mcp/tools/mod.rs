@@ -116,6 +116,31 @@ pub struct Context<'a> {
 
 // ---------------------------------------------------------------- parameters
 
+/// Where a call looks or types: libtmux-mcp's names, and the session
+/// tool's `session` beside `session_name`.
+#[derive(Debug, Default, Deserialize)]
+struct Where {
+    #[serde(default)]
+    pane_id: Option<String>,
+    #[serde(default, alias = "session")]
+    session_name: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    window_id: Option<String>,
+}
+
+impl Where {
+    fn target(&self) -> Result<Option<String>, CallError> {
+        target(
+            self.pane_id.as_deref(),
+            self.window_id.as_deref(),
+            self.session_id.as_deref(),
+            self.session_name.as_deref(),
+        )
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WaitForTextParams {
@@ -127,18 +152,14 @@ struct WaitForTextParams {
     regex: Option<bool>,
     #[serde(default)]
     match_case: Option<bool>,
-    #[serde(default)]
+    #[serde(default, alias = "timeout_s")]
     timeout: Option<f64>,
     #[serde(default)]
     interval: Option<f64>,
     #[serde(default)]
-    pane_id: Option<String>,
-    #[serde(default)]
-    session_name: Option<String>,
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    window_id: Option<String>,
+    include_unseen: Option<bool>,
+    #[serde(flatten)]
+    place: Where,
     #[serde(default)]
     socket_name: Option<String>,
 }
@@ -169,23 +190,18 @@ struct SignalChannelParams {
 #[serde(deny_unknown_fields)]
 struct RunCommandParams {
     command: String,
-    #[serde(default)]
-    pane_id: Option<String>,
-    #[serde(default)]
-    session_name: Option<String>,
-    #[serde(default)]
-    session_id: Option<String>,
-    #[serde(default)]
-    window_id: Option<String>,
-    #[serde(default)]
+    #[serde(flatten)]
+    place: Where,
+    #[serde(default, alias = "timeout_s")]
     timeout: Option<f64>,
     #[serde(default)]
     max_lines: Option<u64>,
-    /// Accepted for libtmux-mcp's callers; always in effect (the typed
-    /// line starts with a space).
+    /// Type the line with a leading space (default), which keeps it out
+    /// of history where the shell leaves such lines out.
     #[serde(default)]
-    #[allow(dead_code)]
     suppress_history: Option<bool>,
+    #[serde(default)]
+    force: Option<bool>,
     #[serde(default)]
     socket_name: Option<String>,
 }
@@ -193,10 +209,10 @@ struct RunCommandParams {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WaitParams {
+    #[serde(flatten)]
+    place: Where,
     #[serde(default)]
-    session: Option<String>,
-    #[serde(default)]
-    pane_id: Option<String>,
+    until_finished: Option<bool>,
     #[serde(default)]
     show: Option<String>,
     #[serde(default)]
@@ -209,7 +225,7 @@ struct WaitParams {
     max_lines: Option<u64>,
     #[serde(default)]
     last_lines: Option<u64>,
-    #[serde(default)]
+    #[serde(default, alias = "timeout")]
     timeout_s: Option<f64>,
     #[serde(default)]
     socket_name: Option<String>,
@@ -354,16 +370,25 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
         ToolKind::WaitForText => {
             let x: WaitForTextParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
-            p.target = target(
-                x.pane_id.as_deref(),
-                x.window_id.as_deref(),
-                x.session_id.as_deref(),
-                x.session_name.as_deref(),
-            )?;
+            p.target = x.place.target()?;
+            if x.patterns.as_ref().is_some_and(Vec::is_empty) {
+                return Err(CallError::usage(
+                    "patterns: an empty list matches nothing; give at least one pattern, or omit patterns (or pass null) to wait for any new output",
+                ));
+            }
             let timeout = seconds("timeout", x.timeout.unwrap_or(8.0))?;
             a.push("text".into());
             if let Some(t) = &p.target {
                 a.extend(["-t".into(), t.into()]);
+            }
+            if x.include_unseen == Some(true) {
+                if p.target.is_none() {
+                    return Err(CallError::usage(
+                        "include_unseen: needs the pane (pane_id, window_id, session_id or session_name): what this connection has not seen is kept per pane",
+                    ));
+                }
+                a.push(flag("cursor", ctx.cursor));
+                p.uses_cursor = true;
             }
             for s in x.patterns.iter().flatten() {
                 a.push(flag("pattern", s));
@@ -413,12 +438,12 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
         ToolKind::RunCommand => {
             let x: RunCommandParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
-            p.target = target(
-                x.pane_id.as_deref(),
-                x.window_id.as_deref(),
-                x.session_id.as_deref(),
-                x.session_name.as_deref(),
-            )?;
+            p.target = x.place.target()?;
+            if p.target.is_none() {
+                return Err(CallError::usage(
+                    "run_command: say which pane to type into: pane_id, or window_id, session_id or session_name (its active pane); with none, the command could land in any pane, your own included",
+                ));
+            }
             if x.command.trim().is_empty() {
                 return Err(CallError::usage("command: must not be empty"));
             }
@@ -430,6 +455,12 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             a.push(flag("timeout", secs_arg(timeout)));
             if let Some(n) = x.max_lines {
                 a.push(flag("max-lines", n));
+            }
+            if x.force == Some(true) {
+                a.push("--force".into());
+            }
+            if x.suppress_history == Some(false) {
+                a.push("--history".into());
             }
             a.extend([
                 flag("cursor", ctx.cursor),
@@ -443,15 +474,12 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
         ToolKind::Wait => {
             let x: WaitParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
-            p.target = match (&x.pane_id, &x.session) {
-                (Some(pane), _) => Some(id_of("pane_id", '%', "%1", pane)?),
-                (None, Some(s)) => Some(session_target("session", s)?),
-                (None, None) => {
-                    return Err(CallError::usage(
-                        "wait: give the session (its name) or a pane_id",
-                    ));
-                }
-            };
+            p.target = x.place.target()?;
+            if p.target.is_none() {
+                return Err(CallError::usage(
+                    "wait: say which pane to read: pane_id, or window_id, session_id or session (its name; its active pane)",
+                ));
+            }
             let timeout = seconds("timeout_s", x.timeout_s.unwrap_or(30.0))?;
             a.push("output".into());
             if let Some(t) = &p.target {
@@ -471,6 +499,9 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             if let Some(s) = &x.until {
                 plain("until", s)?;
                 a.push(flag("until", s));
+            }
+            if x.until_finished == Some(true) {
+                a.push("--until-finished".into());
             }
             if let Some(n) = x.max_lines {
                 a.push(flag("max-lines", n));
@@ -567,6 +598,13 @@ mod tests {
             let props = def["inputSchema"]["properties"].as_object().unwrap();
             let mut args = Map::new();
             for (k, v) in props {
+                // (Another name of a parameter listed too: not both.)
+                if v["description"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("Same as"))
+                {
+                    continue;
+                }
                 let ty = v["type"]
                     .as_str()
                     .or_else(|| v["anyOf"][0]["type"].as_str())
@@ -738,6 +776,113 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.relative_save_to, Some(PathBuf::from("log/out.txt")));
+    }
+
+    #[test]
+    fn the_names_of_both_tool_sets_and_the_new_switches() {
+        // session / session_name, timeout / timeout_s, window_id in wait.
+        assert_eq!(
+            line(
+                ToolKind::RunCommand,
+                json!({"command": "ls", "session": "w", "timeout_s": 5, "force": true, "suppress_history": false})
+            ),
+            [
+                "run",
+                "-t",
+                "=w:",
+                "--timeout=5",
+                "--force",
+                "--history",
+                "--cursor=mcp-abc",
+                "--json",
+                "--",
+                "ls"
+            ]
+        );
+        assert_eq!(
+            line(
+                ToolKind::Wait,
+                json!({"session_name": "w", "timeout": 3, "until_finished": true})
+            ),
+            [
+                "output",
+                "-t",
+                "=w:",
+                "--timeout=3",
+                "--until-finished",
+                "--cursor=mcp-abc",
+                "--json"
+            ]
+        );
+        assert_eq!(
+            line(ToolKind::Wait, json!({"window_id": "@4"}))[..3],
+            ["output", "-t", "@4"]
+        );
+        let p = prepare(
+            ToolKind::WaitForText,
+            obj(json!({"pane_id": "%2", "patterns": ["x"], "include_unseen": true})),
+            &ctx(),
+        )
+        .unwrap();
+        assert!(p.uses_cursor);
+        assert!(p.args.contains(&"--cursor=mcp-abc".into()), "{:?}", p.args);
+        // Both names of one parameter at once: refused.
+        let e = prepare(
+            ToolKind::Wait,
+            obj(json!({"session": "a", "session_name": "b"})),
+            &ctx(),
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, "usage");
+    }
+
+    #[test]
+    fn a_command_needs_a_pane_and_patterns_must_not_be_empty() {
+        let e = prepare(ToolKind::RunCommand, obj(json!({"command": "ls"})), &ctx()).unwrap_err();
+        assert_eq!(e.kind, "usage");
+        assert!(e.message.contains("pane_id"), "{e:?}");
+        let e = prepare(ToolKind::WaitForText, obj(json!({"patterns": []})), &ctx()).unwrap_err();
+        assert!(e.message.starts_with("patterns: an empty list"), "{e:?}");
+        // Absent or null: any new output.
+        for args in [json!({}), json!({"patterns": null})] {
+            assert!(prepare(ToolKind::WaitForText, obj(args), &ctx()).is_ok());
+        }
+        let e = prepare(
+            ToolKind::WaitForText,
+            obj(json!({"include_unseen": true})),
+            &ctx(),
+        )
+        .unwrap_err();
+        assert!(e.message.starts_with("include_unseen"), "{e:?}");
+    }
+
+    #[test]
+    fn messages_name_the_tools_not_the_command_line() {
+        let obj = |m: &str| {
+            let Value::Object(o) = json!({"error": {"kind": "not_at_prompt", "message": m}}) else {
+                unreachable!()
+            };
+            o
+        };
+        let m = |o: Map<String, Value>| o["error"]["message"].as_str().unwrap().to_owned();
+        let running = reply::in_tool_words(
+            ToolKind::RunCommand,
+            obj(
+                "pane %1 is not at a shell prompt: sleep is running (follow it with tmux-wait output)",
+            ),
+        );
+        assert!(m(running).ends_with("(follow it with wait on this pane)"));
+        let typed = reply::in_tool_words(
+            ToolKind::RunCommand,
+            obj(
+                "pane %1 has unsubmitted text at its prompt (\"ls\"); not typing over it (--force clears the line first)",
+            ),
+        );
+        let t = m(typed);
+        assert!(
+            t.ends_with("(force: true clears the line first)") && !t.contains("--"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -153,6 +153,10 @@ pub(super) fn in_tool_words(kind: ToolKind, mut obj: Map<String, Value>) -> Map<
         .and_then(Value::as_object_mut)
         .and_then(|e| e.get_mut("message"))
     {
+        // What the command line would run next, in the tools' terms.
+        for (cli, tool) in PHRASES {
+            *m = m.replace(cli, tool);
+        }
         let mut out = String::with_capacity(m.len());
         let mut rest = m.as_str();
         'scan: while !rest.is_empty() {
@@ -175,6 +179,19 @@ pub(super) fn in_tool_words(kind: ToolKind, mut obj: Map<String, Value>) -> Map<
     }
     obj
 }
+
+/// What the command line's messages tell a person to do, and the same in
+/// the tools' terms.
+const PHRASES: [(&str, &str); 2] = [
+    (
+        "follow it with tmux-wait output",
+        "follow it with wait on this pane",
+    ),
+    (
+        "--force clears the line first",
+        "force: true clears the line first",
+    ),
+];
 
 /// The CLI's flags and the parameters they come from.
 pub(super) fn flag_words(kind: ToolKind) -> [(&'static str, &'static str); 12] {

@@ -78,6 +78,8 @@ pub struct RunRequest {
     pub common: Common,
     pub command: String,
     pub force: bool,
+    /// Type the line so that the shell keeps it in its history.
+    pub history: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -225,7 +227,9 @@ impl Follow {
                     if self.saver.is_some() {
                         fresh.push(line.to_owned());
                     }
-                    if self.until.as_ref().is_some_and(|re| re.is_match(line)) {
+                    // (Matched without typed echo: a line that is only a
+                    // prompt and what was typed at it is no answer.)
+                    if !c.prompt && self.until.as_ref().is_some_and(|re| re.is_match(&c.text)) {
                         self.until_hit = true;
                     }
                     if c.prompt {
@@ -274,8 +278,9 @@ mod tests {
 
     #[test]
     fn wrapper_quotes_the_command_once() {
-        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls");
+        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls", false);
         assert!(w.starts_with(" command printf '\\033]7731;tmux-wait;ab12;B\\007';eval "));
+        assert!(wrapper("ab12", "ls", true).starts_with("command printf"));
         assert!(w.contains(r#"eval 'echo '\''it'\'''\''s'\'' "$HOME"; ls';"#));
         assert!(w.ends_with(r#"'\033]7731;tmux-wait;ab12;E;%d\007' "$?""#));
         assert!(w.contains(WRAPPER_SIGNATURE));

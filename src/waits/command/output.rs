@@ -91,6 +91,12 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     f.run = rec.as_ref().and_then(|r| r.run.clone());
     if let Some(id) = f.run.clone() {
         pending_run_status(&mut f, &c.socket, &id)?;
+        // It ended, and something else has started since (a command typed
+        // after it): its status is not the end of what runs now.
+        if f.finished.is_some() && matches!(f.foreground(), Fg::Command(_)) {
+            f.finished = None;
+            f.run = None;
+        }
     }
     // A command was running at the last call, or new lines came since, and
     // the shell is reading a command line again: what ran ended in between

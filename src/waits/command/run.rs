@@ -173,7 +173,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         pane_id.clone(),
         "-l".into(),
         "--".into(),
-        wrapper(&id, &req.command),
+        wrapper(&id, &req.command, req.history),
         ";".into(),
         "send-keys".into(),
         "-t".into(),

@@ -4,11 +4,15 @@ use super::*;
 
 /// The command line `run` types: the command itself goes through `eval` in
 /// single quotes, so the shell parses it once, as typed, and `cd`/`export`
-/// stay in the shell.
-pub fn wrapper(id: &str, command: &str) -> String {
+/// stay in the shell. It starts with a space, which keeps it out of the
+/// shell's history where the shell leaves such lines out (bash with
+/// `HISTCONTROL=ignorespace`, zsh with `HIST_IGNORE_SPACE`, fish), unless
+/// `history` asks to keep it.
+pub fn wrapper(id: &str, command: &str, history: bool) -> String {
     let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
     format!(
-        " command printf {};eval {};command printf {} \"$?\"",
+        "{}command printf {};eval {};command printf {} \"$?\"",
+        if history { "" } else { " " },
         mark("B"),
         sh_quote(command),
         mark("E;%d")
