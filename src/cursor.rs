@@ -82,6 +82,12 @@ pub struct Record {
     /// program asking): text that continues the row at `abs` later was
     /// typed there, not written by a program.
     pub prompt: bool,
+    /// The place was known for sure when saved. On a pane that never
+    /// paused, the place is found by matching the lines taken in against
+    /// the rows captured (see [`align`]); where several places match
+    /// (lines that repeat), the nearest was taken and this is false: the
+    /// next read says its lines may not be exact.
+    pub sure: bool,
 }
 
 impl Record {
@@ -95,7 +101,11 @@ impl Record {
             // Written before `prompt` was kept.
             f.insert(11, "0");
         }
-        if f.len() != 13 || f[0] != "tw1" {
+        if f.len() == 13 {
+            // Written before `sure` was kept.
+            f.insert(12, "1");
+        }
+        if f.len() != 14 || f[0] != "tw1" {
             return None;
         }
         let flag = |v: &str| match v {
@@ -124,13 +134,14 @@ impl Record {
             busy: flag(f[9])?,
             saved: f[10].parse().ok()?,
             prompt: flag(f[11])?,
+            sure: flag(f[12])?,
         })
-        .filter(|r| r.abs >= 0 && f[12] == "end")
+        .filter(|r| r.abs >= 0 && f[13] == "end")
     }
 
     pub fn format(&self) -> String {
         format!(
-            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:{}:{}:end",
+            "tw1:{}:{}:{:x}:{:x}:{}:{}:{}:{:x}:{}:{}:{}:{}:end",
             self.pid,
             self.abs,
             self.fp,
@@ -141,7 +152,8 @@ impl Record {
             self.head.1,
             u8::from(self.busy),
             self.saved,
-            u8::from(self.prompt)
+            u8::from(self.prompt),
+            u8::from(self.sure)
         )
     }
 }
@@ -186,6 +198,55 @@ pub fn head(row: &str) -> (usize, u64) {
 pub fn head_matches(row: &str, head: (usize, u64)) -> bool {
     let t: String = row.chars().take(head.0).collect();
     t.chars().count() == head.0 && hash_text(&[&t]) == head.1
+}
+
+/// Where the stream stands in a capture of the pane's rows taken a moment
+/// earlier, while output kept coming (so the stream may be ahead of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alignment {
+    /// The stream's cursor row is this many rows below the captured
+    /// cursor's, and no other place matches.
+    Ahead(usize),
+    /// As `Ahead`, the nearest of several places that match (lines that
+    /// repeat).
+    Nearest(usize),
+    /// No place matches (the stream is not a line-by-line flow the rows
+    /// can be matched against).
+    Unknown,
+}
+
+/// Rows compared above the cursor row when aligning.
+const ALIGN_ROWS: usize = 3;
+
+/// Find the stream's cursor row in `capture` (rows, `cursor` the captured
+/// cursor's index): `drawn` are the rows the stream drew, its cursor row
+/// last. The stream is `d` rows ahead when its rows above `drawn[n-1-d]`
+/// are the rows above the captured cursor and that row starts with the
+/// captured cursor row (more may have been written on it since).
+pub fn align(capture: &[String], cursor: usize, drawn: &[String]) -> Alignment {
+    if drawn.is_empty() || cursor >= capture.len() {
+        return Alignment::Unknown;
+    }
+    let last = drawn.len() - 1;
+    let mut found = Vec::new();
+    for d in 0..=last {
+        let t = last - d;
+        if !drawn[t].trim_end().starts_with(capture[cursor].trim_end()) {
+            continue;
+        }
+        let m = ALIGN_ROWS.min(t).min(cursor);
+        let above = (1..=m).all(|j| drawn[t - j].trim_end() == capture[cursor - j].trim_end());
+        // Too little to compare: only where the capture holds no more rows
+        // above either (the top of the pane).
+        if above && (m == ALIGN_ROWS || m == cursor) {
+            found.push(d);
+        }
+    }
+    match found.as_slice() {
+        [] => Alignment::Unknown,
+        [d] => Alignment::Ahead(*d),
+        [d, ..] => Alignment::Nearest(*d),
+    }
 }
 
 /// Where to start the entry capture for this cursor value, given
@@ -372,6 +433,7 @@ mod tests {
             busy: false,
             saved: 1_796_000_000,
             prompt: false,
+            sure: true,
         }
     }
 
@@ -383,14 +445,24 @@ mod tests {
         assert_eq!(Record::parse(&r.format()), Some(r.clone()));
         r.prompt = true;
         assert_eq!(Record::parse(&r.format()), Some(r.clone()));
-        // Records from before `saved` and `prompt`: read, saved 0.
-        let old = r.format().replace(":1796000000:1:end", ":end");
+        r.sure = false;
+        assert_eq!(Record::parse(&r.format()), Some(r.clone()));
+        // Records from before `saved`, `prompt` and `sure`.
+        let old = r.format().replace(":1796000000:1:0:end", ":end");
         assert_eq!(
-            Record::parse(&old).map(|o| (o.saved, o.prompt)),
-            Some((0, false))
+            Record::parse(&old).map(|o| (o.saved, o.prompt, o.sure)),
+            Some((0, false, true))
         );
-        let old = r.format().replace(":1:end", ":end");
-        assert_eq!(Record::parse(&old).map(|o| o.prompt), Some(false));
+        let old = r.format().replace(":1:0:end", ":end");
+        assert_eq!(
+            Record::parse(&old).map(|o| (o.prompt, o.sure)),
+            Some((false, true))
+        );
+        let old = r.format().replace(":0:end", ":end");
+        assert_eq!(
+            Record::parse(&old).map(|o| (o.prompt, o.sure)),
+            Some((true, true))
+        );
         for bad in [
             "",
             "tw1",
@@ -401,6 +473,35 @@ mod tests {
         ] {
             assert_eq!(Record::parse(bad), None, "{bad}");
         }
+    }
+
+    fn rows(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_stream_is_found_in_an_earlier_capture() {
+        let capture = rows(&["L20", "L21", "L22", "L23", "L2", "", ""]);
+        // The stream drew two more lines and is on the row of L25.
+        let drawn = rows(&["L21", "L22", "L23", "L24", "L25", "L2"]);
+        assert_eq!(align(&capture, 4, &drawn), Alignment::Ahead(2));
+        // At the same place.
+        let drawn = rows(&["L21", "L22", "L23", "L24"]);
+        assert_eq!(align(&capture, 4, &drawn), Alignment::Ahead(0));
+        // Lines that repeat: several places match, the nearest is taken.
+        let capture = rows(&["tick", "tick", "tick", "tick", ""]);
+        let drawn = rows(&["tick", "tick", "tick", "tick", "tick", ""]);
+        assert_eq!(align(&capture, 4, &drawn), Alignment::Nearest(0));
+        // Nothing alike.
+        assert_eq!(
+            align(&rows(&["a", "b", "c", "d"]), 3, &rows(&["x", "y"])),
+            Alignment::Unknown
+        );
+        // The top of the pane: fewer rows above to compare.
+        assert_eq!(
+            align(&rows(&["one", "tw", ""]), 1, &rows(&["one", "two", "th"])),
+            Alignment::Ahead(1)
+        );
     }
 
     #[test]

@@ -184,7 +184,11 @@ impl ReaderProbe {
     pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
         let mut l = self.look();
         let mut woke = l.took;
-        if line_end && l.took == Some(false) && l.wrote == 0 {
+        // (A reader first seen now: whether it takes the line is watched
+        // from here.)
+        let fresh = l.took.is_none() && l.line_reader == Some(true);
+        if line_end && (l.took == Some(false) || fresh) && l.wrote == 0 {
+            woke = Some(false);
             // Asleep or about to be: a typed line wakes the reader at once
             // (the kernel hands it the line as it echoes it), but it may
             // not have run yet; a signal may have woken it for nothing.
@@ -242,11 +246,16 @@ impl ReaderProbe {
     }
 
     /// The bytes a program wrote to show `data` (see `tty::written_len`).
-    fn written_len(&self, data: &[u8]) -> usize {
+    fn written_len(&mut self, data: &[u8]) -> usize {
         tty::written_len(data, self.onlcr())
     }
 
-    fn onlcr(&self) -> bool {
+    /// The terminal adds a carriage return before each line feed: as last
+    /// read (it changes rarely), read now if never.
+    fn onlcr(&mut self) -> bool {
+        if self.mode.is_none() {
+            self.mode(Instant::now());
+        }
         self.mode.is_some_and(|(s, _)| s.is_some_and(|s| s.onlcr))
     }
 

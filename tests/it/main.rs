@@ -6,6 +6,7 @@ mod common;
 mod channel_wait;
 mod cli_errors;
 mod command_wait;
+mod exact;
 mod faults;
 mod hooks;
 mod hostile_input;

@@ -244,20 +244,24 @@ async fn initialize_and_list_tools_with_schemas() {
         v.sort();
         v
     };
-    // libtmux-mcp's parameters, name for name.
+    // libtmux-mcp's parameters, name for name, and the session tool's
+    // names beside them (session, timeout_s), and include_unseen.
     assert_eq!(
         params("wait_for_text"),
         [
+            "include_unseen",
             "interval",
             "match_case",
             "pane_id",
             "patterns",
             "regex",
+            "session",
             "session_id",
             "session_name",
             "socket_name",
             "stop",
             "timeout",
+            "timeout_s",
             "window_id"
         ]
     );
@@ -273,17 +277,21 @@ async fn initialize_and_list_tools_with_schemas() {
         params("run_command"),
         [
             "command",
+            "force",
             "max_lines",
             "pane_id",
+            "session",
             "session_id",
             "session_name",
             "socket_name",
             "suppress_history",
             "timeout",
+            "timeout_s",
             "window_id"
         ]
     );
-    // The session `wait` tool's, plus pane_id and socket_name.
+    // The session `wait` tool's, plus libtmux-mcp's ways to name a pane,
+    // timeout beside timeout_s, socket_name and until_finished.
     assert_eq!(
         params("wait"),
         [
@@ -292,11 +300,16 @@ async fn initialize_and_list_tools_with_schemas() {
             "pane_id",
             "save_to",
             "session",
+            "session_id",
+            "session_name",
             "show",
             "show_after",
             "socket_name",
+            "timeout",
             "timeout_s",
-            "until"
+            "until",
+            "until_finished",
+            "window_id"
         ]
     );
     for t in &tools {
@@ -1115,5 +1128,56 @@ async fn a_terminated_server_ends_its_calls_and_leaves_nothing() {
         .unwrap();
     assert_eq!(st.code(), Some(143));
     assert_eq!(cursor_options(&server, &pane), Vec::<String>::new());
+    server.wait_no_helpers();
+}
+
+/// `run_command` with no pane is refused and types nothing anywhere;
+/// `wait_for_text` with `include_unseen` sees a line printed between the
+/// agent's keys and the call; `patterns: []` is a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_needs_a_pane_and_unseen_output_counts_when_asked() {
+    let server = TestServer::new();
+    let mcp = connect(&server).await;
+    let pane = server.pane.clone();
+    let before = server.capture(&pane);
+    let v = err(&mcp
+        .call("run_command", json!({"command": "echo TYPED_NOWHERE"}))
+        .await);
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("pane_id"),
+        "{v}"
+    );
+    assert_eq!(server.capture(&pane), before, "something was typed");
+    // The connection's place in the pane, then keys typed by the agent
+    // (through another tool), then the wait.
+    let v = ok(&mcp
+        .call("wait", json!({"pane_id": pane, "timeout_s": 5}))
+        .await);
+    assert_eq!(v["reason"], "idle", "{v}");
+    server.type_line(&pane, "echo Trace''back HERE");
+    server.wait_until(&pane, "the line", || {
+        server.capture(&pane).contains("Traceback HERE")
+    });
+    let v = ok(&mcp
+        .call(
+            "wait_for_text",
+            json!({"pane_id": pane, "patterns": ["Traceback"], "include_unseen": true, "timeout": 10}),
+        )
+        .await);
+    assert_eq!(v["matched_lines"], json!(["Traceback HERE"]), "{v}");
+    // Without include_unseen the line before the call does not count.
+    let r = mcp
+        .call(
+            "wait_for_text",
+            json!({"pane_id": pane, "patterns": ["HERE"], "timeout": 0.3}),
+        )
+        .await;
+    assert_eq!(err(&r)["outcome"], "timeout");
+    let v = err(&mcp
+        .call("wait_for_text", json!({"pane_id": pane, "patterns": []}))
+        .await);
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    mcp.close().await;
     server.wait_no_helpers();
 }

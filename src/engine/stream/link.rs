@@ -15,7 +15,11 @@ impl StreamSource {
         deadline: Instant,
     ) -> Result<(Vec<Vec<String>>, bool)> {
         let mut last = None;
+        let give_up = Instant::now() + ALIGN_TIME;
         for _ in 0..ALIGN_TRIES {
+            if last.is_some() && Instant::now() >= give_up {
+                break;
+            }
             let before = self.sync(deadline)?;
             let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
             let after = self.sync(deadline)?;

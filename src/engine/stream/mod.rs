@@ -51,8 +51,11 @@ const EXIT_NOTICE: Duration = Duration::from_secs(10);
 const TAIL_ROWS: i64 = 64;
 /// How often the pane's width is looked at while output flows.
 const WIDTH_EVERY: Duration = Duration::from_millis(100);
-/// Attempts at a capture with no output around it (see `aligned_query`).
-const ALIGN_TRIES: usize = 5;
+/// Attempts at a capture with no output around it (see `aligned_query`),
+/// and the time they may take: a pane that writes every few milliseconds
+/// leaves a gap now and then.
+const ALIGN_TRIES: usize = 40;
+const ALIGN_TIME: Duration = Duration::from_millis(400);
 /// Events (chunks of at most 256 KiB) queued between the hub's reader and
 /// the wait.
 const EVENTS_QUEUED: usize = 32;
@@ -409,6 +412,13 @@ impl StreamSource {
 
     pub fn tracker(&self) -> &LineTracker {
         &self.tracker
+    }
+
+    /// Lines and marks the tracker holds now (complete lines only), without
+    /// taking in more: after a sync, exactly what the stream held then.
+    pub fn tracker_items(&mut self) -> Vec<Item> {
+        self.unconsumed = false;
+        self.tracker.take_items(false)
     }
 
     /// Lines and marks the tracker holds now (complete lines only), after

@@ -72,6 +72,12 @@ impl State {
             .any(|c| c.origin == Origin::Echo && c.ch != ' ' && c.ch != '\0')
     }
 
+    /// The line ends with the kernel's echo of an interrupting key.
+    pub(super) fn ends_with_control_echo(&self) -> bool {
+        let r = self.rendered();
+        ["^C", "^\\", "^Z"].iter().any(|k| r.ends_with(k))
+    }
+
     /// The line's echo was not typed after all: it is output.
     pub(super) fn echo_is_output(cells: &mut [Cell]) {
         for c in cells.iter_mut() {
@@ -89,22 +95,21 @@ impl State {
             return false;
         }
         match self.input {
-            InputState::Kernel => match (self.hint.reader_woke, self.hint.reader_wrote) {
-                // The shell's read returned: the line was typed and taken.
-                (Some(true), _) => self.input = InputState::Output,
-                // It wrote (a new prompt after Ctrl-C): typed, abandoned.
-                (_, Some(true)) => {}
-                // Asleep in its read and silent: another writer's line.
-                (Some(false), Some(false)) => {
-                    Self::echo_is_output(&mut self.cells);
-                    self.dirty = true;
-                    self.saw_output = true;
-                }
-                // Another program now holds the terminal (the line was taken
-                // and started it).
-                _ if self.hint.kernel_echo == Some(false) => self.input = InputState::Output,
-                _ => {}
-            },
+            // The reader's read returned: the line was typed and taken.
+            InputState::Kernel if self.hint.reader_woke == Some(true) => {
+                self.input = InputState::Output
+            }
+            // Typed and abandoned: Ctrl-C (or Ctrl-\, Ctrl-Z), which the
+            // kernel echoes as `^C`, then the reader's new prompt.
+            InputState::Kernel if self.ends_with_control_echo() => {}
+            // Nothing says a key was typed for it: another writer's line
+            // (its writer was not seen: from outside the pane's processes,
+            // or written before a look could count it).
+            InputState::Kernel => {
+                Self::echo_is_output(&mut self.cells);
+                self.dirty = true;
+                self.saw_output = true;
+            }
             // The line the program echoed was typed: its cells say so.
             InputState::Raw => {}
             // Not echo: its cells say so already.

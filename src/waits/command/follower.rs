@@ -40,10 +40,20 @@ pub(super) fn handoff(f: &mut Follow, c: &Common, id: &str) -> Option<String> {
         return Some(
             "the run follower did not start; --save-to and the exit status stop here".into(),
         );
-    } else if f.finished.is_some() {
+    } else if let Some(fin) = f.finished {
         // The command ended while handing over: the follower has nothing
-        // to wait for.
+        // to wait for. The status is left where the next `output` looks
+        // for it, as the follower would have.
         crate::state::terminate(pid);
+        let status = fin.status.map(|s| s.to_string()).unwrap_or_default();
+        let _ = c.socket.run([
+            "set-option",
+            "-p",
+            "-t",
+            &f.pane.pane_id,
+            &exit_option(id),
+            &status,
+        ]);
     } else {
         // From here the follower writes the file.
         f.saver = None;

@@ -51,8 +51,12 @@ const SETTLE_QUIET: Duration = Duration::from_millis(20);
 /// ...or this long after the first new line, whichever is first.
 const SETTLE_MAX: Duration = Duration::from_millis(300);
 /// How long the pane stays quiet on an unfinished line before it is looked
-/// at again as a possible question.
+/// at as a possible question (the program may not be reading yet when its
+/// question arrives); each look that finds none waits five times longer,
+/// up to `QUESTION_QUIET_MAX`, so a pane left on an unfinished line costs
+/// next to nothing.
 const QUESTION_QUIET: Duration = Duration::from_millis(40);
+const QUESTION_QUIET_MAX: Duration = Duration::from_secs(5);
 /// Text every wrapper typed by `run` contains; lines holding it are the echo
 /// of a typed wrapper, never output.
 const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
@@ -141,6 +145,12 @@ struct Follow {
     /// The pane's cursor row (from the oldest history line) when the cursor
     /// was last saved.
     saved_abs: i64,
+    /// How long the pane must stay quiet before its unfinished line is
+    /// looked at (again) as a question (see [`Follow::question_quiet`]).
+    question_after: Option<Duration>,
+    /// The reply's lines are taken (the cursor was saved after them): what
+    /// comes now is the next call's, and goes to --save-to only.
+    lines_closed: bool,
 }
 
 impl Follow {
@@ -195,7 +205,34 @@ impl Follow {
             prompt_re,
             shown_part: (-1, 0),
             saved_abs: -1,
+            question_after: None,
+            lines_closed: false,
         })
+    }
+
+    /// Until when to wait for the next output, `deadline` at the latest:
+    /// sooner when an unfinished line is due to be looked at as a question.
+    fn question_quiet(&self, deadline: Instant) -> Instant {
+        match self.question_after {
+            Some(d) if self.src.tracker().has_partial() => deadline.min(Instant::now() + d),
+            _ => deadline,
+        }
+    }
+
+    /// The pane stayed quiet: is its unfinished line a question? If not,
+    /// look again later, after a longer quiet.
+    fn question_now(&mut self) -> Option<String> {
+        let p = self.program_prompt();
+        self.question_after = match (&p, self.question_after) {
+            (None, Some(d)) => Some((d * 5).min(QUESTION_QUIET_MAX)),
+            _ => None,
+        };
+        p
+    }
+
+    /// Output arrived: a question may come with it.
+    fn output_came(&mut self) {
+        self.question_after = Some(QUESTION_QUIET);
     }
 
     /// Lines were gathered that a program wrote (not only prompts and
@@ -226,6 +263,9 @@ impl Follow {
                     }
                     if self.saver.is_some() {
                         fresh.push(line.to_owned());
+                    }
+                    if self.lines_closed {
+                        continue;
                     }
                     // (Matched without typed echo: a line that is only a
                     // prompt and what was typed at it is no answer.)

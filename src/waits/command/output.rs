@@ -32,7 +32,12 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     let located = located.expect("a whole capture always locates");
     let respawned = rec.as_ref().is_some_and(|r| r.pid != pid);
     let (lines_missed, exact, cleared) = match located.missed {
-        Missed::None => (0, true, false),
+        // (A place found among lines that repeat may be off by some.)
+        Missed::None => (
+            0,
+            rec.as_ref().is_none_or(|r| r.sure) && f.src.exact_entry(),
+            false,
+        ),
         Missed::Trimmed(n) => (n, false, false),
         Missed::Cleared => (0, false, true),
     };
@@ -177,17 +182,13 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         if !ready {
             // An unfinished line may be a question: looked at again once
             // the pane is quiet (see `run`).
-            let until = if f.src.tracker().has_partial() {
-                deadline.min(Instant::now() + QUESTION_QUIET)
-            } else {
-                deadline
-            };
-            match f.src.next_items(until) {
+            match f.src.next_items(f.question_quiet(deadline)) {
                 Ok(Some(items)) => {
+                    f.output_came();
                     f.absorb(items);
                 }
                 Ok(None) if Instant::now() < deadline => {
-                    if let Some(p) = f.program_prompt() {
+                    if let Some(p) = f.question_now() {
                         prompt = Some(p);
                         reason = OutputReason::Prompt;
                         ready = true;
@@ -212,13 +213,17 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     input_outcome: &mut input_outcome,
                 };
                 let mut decided = state.check(&mut f);
-                if decided.is_none() && req.until.is_some() {
+                if req.until.is_some() {
+                    // What was asked for wins over how the pane stands
+                    // (`^>>>` is the REPL's prompt coming back).
                     let t = f.src.tracker();
                     let partial = t.has_partial().then(|| t.current_line());
                     if f.until_hit || until_in(partial.as_deref()) {
                         decided = Some(Decision::Until);
                     }
-                } else if decided.is_none() && (f.has_output() || f.src.tracker().has_partial()) {
+                } else if decided.is_none()
+                    && (f.has_output() || (f.src.tracker().has_partial() && !f.shell_prompt()))
+                {
                     // One burst of output is one reply: gather it, then
                     // look again (the command may have ended meanwhile).
                     f.settle(deadline)?;

@@ -15,19 +15,23 @@ impl Follow {
     ) -> Result<Option<String>> {
         let t = self.pane.pane_id.clone();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let fmt = "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}";
-        // Taken where the stream stands (on a pane that keeps writing, as
-        // close to it as a few attempts get: see docs/limits.md).
-        let (replies, _) = self.src.aligned_query(
+        let fmt =
+            "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
+        // Taken where the stream stands: with no byte between two syncs
+        // around it, the capture shows the pane exactly where the stream
+        // has got to (`exact`).
+        let (replies, exact) = self.src.aligned_query(
             &[
                 argv(&["display-message", "-p", "-t", &t, fmt]),
                 argv(&["capture-pane", "-p", "-t", &t, "-S", "-2", "-E", "-"]),
             ],
             deadline,
         )?;
-        // Output up to the replies is in the grid they describe.
-        let items = self.src.take_items();
-        // (lines after a finish are the next prompt's: not taken)
+        // Output up to the second sync is in the tracker now (and, when
+        // exact, in the grid the replies describe); what came after it is
+        // the next call's. (Lines after a finish are the next prompt's:
+        // not taken.)
+        let items = self.src.tracker_items();
         self.absorb(items);
         // What came meanwhile may have ended the command (its end mark) and
         // put the shell's prompt on the unfinished line: not output.
@@ -44,9 +48,39 @@ impl Follow {
         }
         // A dead pane has no pid on tmux 3.8 (0: no program).
         let pid = r.num(1).ok().and_then(|p| u32::try_from(p).ok());
-        let (history, cy, height) = (r.num(2)?.max(0), r.num(3)?.max(0), r.num(4)?.max(1));
-        let rows = &replies[1];
+        let (history, cy, height, width) = (
+            r.num(2)?.max(0),
+            r.num(3)?.max(0),
+            r.num(4)?.max(1),
+            r.num(5)?.max(1),
+        );
+        let mut rows = replies[1].clone();
         let offset = rows.len() as i64 - height;
+        // Output kept coming around the capture: the stream went on past
+        // it. Its cursor row is found by matching the rows it drew against
+        // the capture, and the rows it drew below the captured cursor are
+        // added to it.
+        let mut sure = exact;
+        let mut ahead = 0;
+        if !exact {
+            let drawn: Vec<String> = self
+                .src
+                .tracker()
+                .screen_tail()
+                .unwrap_or_default()
+                .iter()
+                .flat_map(|l| cursor::split_rows(l, usize::try_from(width).unwrap_or(80)))
+                .collect();
+            let at = usize::try_from(offset + cy).unwrap_or(0);
+            let alignment = cursor::align(&rows, at, &drawn);
+            if let cursor::Alignment::Ahead(d) | cursor::Alignment::Nearest(d) = alignment {
+                sure = matches!(alignment, cursor::Alignment::Ahead(_));
+                ahead = i64::try_from(d).unwrap_or(0);
+                rows.truncate(at);
+                rows.extend(drawn[drawn.len() - 1 - d..].iter().cloned());
+            }
+        }
+        let cy = cy + ahead;
         let row = |y: i64| -> &str {
             usize::try_from(offset + y)
                 .ok()
@@ -63,7 +97,8 @@ impl Follow {
                 .as_deref()
                 .map(|p| cursor::hash_text(&[p]))
                 .unwrap_or(0),
-            run: pending,
+            // (A run that ended while this was taken in is pending no more.)
+            run: pending.filter(|_| self.finished.is_none()),
             history_size: history,
             head: cursor::head(row(cy)),
             busy: matches!(self.foreground(), Fg::Command(_)),
@@ -72,6 +107,7 @@ impl Follow {
                 self.reads(),
                 Reads::Prompt | Reads::Line { .. } | Reads::Keys
             ),
+            sure,
         };
         socket.run([
             "set-option",
@@ -190,14 +226,14 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         // An unfinished line may be a question: looked at again once the
         // pane is quiet (the program may not be reading yet when its
         // question arrives).
-        let asking = f.inside && f.src.tracker().has_partial();
-        let until = if asking {
-            deadline.min(Instant::now() + QUESTION_QUIET)
+        let until = if f.inside {
+            f.question_quiet(deadline)
         } else {
             deadline
         };
         match f.src.next_items(until) {
             Ok(Some(items)) => {
+                f.output_came();
                 f.absorb(items);
                 if f.inside {
                     // Started: the prompt is no longer ours to guard.
@@ -214,7 +250,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                 }
             }
             Ok(None) if Instant::now() < deadline => {
-                if let Some(p) = f.program_prompt() {
+                if let Some(p) = f.question_now() {
                     prompt = Some(p);
                     break;
                 }
@@ -237,34 +273,33 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         }
     }
     drop(lock);
-    let follow_error = if f.finished.is_none() && died.is_none() {
+    // The cursor goes where the pane stands now, after taking in what it
+    // wrote up to there (the end mark may come with it): that is the
+    // result's state. What comes later is after the cursor, for the next
+    // `output`; only --save-to takes it, until the follower does.
+    if died.is_none() {
+        // The partial line of a stopped or timed-out command is shown.
+        let show_partial = f.finished.is_none() && interrupted.is_none();
+        match f.save_cursor(&c.socket, &c.cursor, show_partial, Some(id.clone())) {
+            Ok(Some(p)) if f.inside => {
+                let show = f.show.clone();
+                f.lines.push(p, show.as_ref());
+            }
+            Ok(_) => {}
+            // Interrupted: the interruption is the answer.
+            Err(_) if interrupted.is_some() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let finish = f.finished.or(died);
+    f.lines_closed = true;
+    let follow_error = if finish.is_none() {
         handoff(&mut f, c, &id)
     } else {
         None
     };
     if let Some(e) = interrupted {
-        // Whatever `output` reads next starts after what was taken in.
-        let pending = f.finished.is_none().then(|| id.clone());
-        let _ = f.save_cursor(&c.socket, &c.cursor, false, pending);
         return Err(e);
-    }
-    let finish = f.finished.or(died);
-    let pending = finish.is_none().then(|| id.clone());
-    let pane_gone = finish.is_some_and(|x| {
-        matches!(
-            x.source,
-            ExitSource::PaneDead | ExitSource::PaneClosed | ExitSource::Respawned
-        )
-    });
-    if !pane_gone {
-        // The partial line of a stopped or timed-out command is shown.
-        let show_partial = finish.is_none();
-        if let Some(p) = f.save_cursor(&c.socket, &c.cursor, show_partial, pending)?
-            && f.inside
-        {
-            let show = f.show.clone();
-            f.lines.push(p, show.as_ref());
-        }
     }
     let mut clipped = clip(&f.lines.lines, &c.clip);
     clipped.clipped += f.lines.thinned;
