@@ -3,6 +3,7 @@
 //! the version. Knows processes and bytes, no wait logic. tmux-wait never
 //! attaches a client to a session (see `hub` for why).
 
+pub mod imsg;
 pub mod protocol;
 
 use crate::error::{Error, Kind, Result};
