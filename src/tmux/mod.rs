@@ -163,14 +163,7 @@ impl Socket {
         S: AsRef<std::ffi::OsStr>,
     {
         let args: Vec<OsString> = args.into_iter().map(|a| literal_arg(a.as_ref())).collect();
-        // A command list read from standard input is the user's own (a
-        // hook's action) and may block as long as it likes (`run-shell`):
-        // it goes to a process, which waits as long as tmux does.
-        let runner = match input {
-            Some(_) => Runner::Process,
-            None => Runner::configured(),
-        };
-        let out = self.exec(&args, input, runner)?;
+        let out = self.exec(&args, input, Runner::configured())?;
         if !out.success {
             return Err(classify_failure(&String::from_utf8_lossy(&out.stderr)));
         }

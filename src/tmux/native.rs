@@ -29,9 +29,65 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How long a command may take before the client gives up: none of the
-/// commands tmux-wait sends through it block in the server.
+/// How long a command may take before the client gives up, unless it is
+/// one that waits by design (see [`bound_for`]).
 pub const BOUND: Duration = Duration::from_secs(30);
+
+/// Commands whose client tmux keeps waiting until a person, a shell
+/// command or a channel lets it go (full names and aliases; tmux-wait
+/// never abbreviates a command), and the flags that make each return at
+/// once instead.
+const WAITING: &[(&str, &str)] = &[
+    ("display-menu", ""),
+    ("menu", ""),
+    ("display-popup", ""),
+    ("popup", ""),
+    ("confirm-before", "b"),
+    ("confirm", "b"),
+    ("command-prompt", ""),
+    ("display-panes", "b"),
+    ("displayp", "b"),
+    ("run-shell", "b"),
+    ("run", "b"),
+    ("if-shell", "Fb"),
+    ("if", "Fb"),
+    ("wait-for", "SU"),
+    ("wait", "SU"),
+    ("source-file", ""),
+    ("source", ""),
+];
+
+/// The bound for a command line: none when a command in it waits by
+/// design (a menu open until chosen, a `run-shell`, a hook's own command
+/// list), as a `tmux` process would wait, else [`BOUND`]. (A command list
+/// inside an argument, as `if-shell -F` takes, is not looked into:
+/// tmux-wait nests no waiting command there.)
+pub fn bound_for(args: &[OsString]) -> Option<Duration> {
+    let waits = args.split(|a| a.as_bytes() == b";").any(command_waits);
+    (!waits).then_some(BOUND)
+}
+
+fn command_waits(cmd: &[OsString]) -> bool {
+    let Some((name, rest)) = cmd.split_first() else {
+        return false;
+    };
+    let Some((_, quick)) = WAITING
+        .iter()
+        .find(|(n, _)| name.as_bytes() == n.as_bytes())
+    else {
+        return false;
+    };
+    // The leading flags (a flag after a value is not seen: the command is
+    // then taken to wait, which only costs the bound).
+    let flags: Vec<&[u8]> = rest
+        .iter()
+        .map(|a| a.as_bytes())
+        .take_while(|a| a.len() > 1 && a[0] == b'-' && *a != b"--")
+        .collect();
+    !quick
+        .bytes()
+        .any(|q| flags.iter().any(|f| f[1..].contains(&q)))
+}
 
 /// How one attempt went.
 #[derive(Debug)]
@@ -51,8 +107,13 @@ pub enum Attempt {
 
 /// Run `args` (already as tmux must read them, see `literal_arg`) on the
 /// server, with `input` as the client's standard input (none: /dev/null).
-pub fn run(socket: &Socket, args: &[OsString], input: Option<&[u8]>, bound: Duration) -> Attempt {
-    let deadline = Instant::now() + bound;
+pub fn run(
+    socket: &Socket,
+    args: &[OsString],
+    input: Option<&[u8]>,
+    bound: Option<Duration>,
+) -> Attempt {
+    let deadline = bound.map(|b| Instant::now() + b);
     let (path, flags) = match target(socket) {
         Ok(t) => t,
         Err(why) => return Attempt::Unreachable(why),
@@ -100,13 +161,18 @@ pub fn gave_way(socket: &Socket) -> bool {
 }
 
 /// Read the server's replies until the client's end.
-fn converse(stream: UnixStream, mut ex: Exchange, deadline: Instant, bound: Duration) -> Attempt {
+fn converse(
+    stream: UnixStream,
+    mut ex: Exchange,
+    deadline: Option<Instant>,
+    bound: Option<Duration>,
+) -> Attempt {
     let mut dec = Decoder::default();
     let mut buf = vec![0u8; 64 * 1024];
     let mut reply = Vec::new();
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) || stream.set_read_timeout(left).is_err() {
             return Attempt::Failed(timed_out(bound));
         }
         match (&stream).read(&mut buf) {
@@ -152,12 +218,12 @@ fn broken(why: &str) -> Error {
     )
 }
 
-fn timed_out(bound: Duration) -> Error {
+fn timed_out(bound: Option<Duration>) -> Error {
     Error::new(
         Kind::Tmux,
         format!(
             "tmux: the server did not answer a command within {} s (is it stopped or busy?)",
-            bound.as_secs_f64()
+            bound.unwrap_or_default().as_secs_f64()
         ),
     )
 }
@@ -294,7 +360,7 @@ pub fn hello(flags: u64, id: &Identity, argv: &[&[u8]]) -> Option<Vec<u8>> {
 
 /// Connect, bounded (a server whose listen queue is full makes connect(2)
 /// wait).
-fn connect(path: &Path, bound: Duration) -> std::io::Result<UnixStream> {
+fn connect(path: &Path, bound: Option<Duration>) -> std::io::Result<UnixStream> {
     use std::os::fd::FromRawFd;
     let bytes = path.as_os_str().as_bytes();
     // SAFETY: a zeroed sockaddr_un is valid; we fill its family and path.
@@ -313,7 +379,7 @@ fn connect(path: &Path, bound: Duration) -> std::io::Result<UnixStream> {
     }
     // SAFETY: fd is ours and open; UnixStream closes it from now on.
     let stream = unsafe { UnixStream::from_raw_fd(fd) };
-    stream.set_write_timeout(Some(bound.max(Duration::from_millis(1))))?;
+    stream.set_write_timeout(bound.map(|b| b.max(Duration::from_millis(1))))?;
     let len = std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1;
     // SAFETY: addr is a valid sockaddr_un of at least len bytes.
     let rc = unsafe {
@@ -330,14 +396,14 @@ fn connect(path: &Path, bound: Duration) -> std::io::Result<UnixStream> {
 }
 
 /// Send all of `bytes` by `deadline` (no SIGPIPE on a closed socket).
-fn send(stream: &UnixStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+fn send(stream: &UnixStream, mut bytes: &[u8], deadline: Option<Instant>) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     while !bytes.is_empty() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
             return Err(ErrorKind::TimedOut.into());
         }
-        stream.set_write_timeout(Some(left))?;
+        stream.set_write_timeout(left)?;
         // SAFETY: a send of our own buffer on our own socket.
         let n = unsafe {
             libc::send(
@@ -832,6 +898,50 @@ mod tests {
             crate::tmux::classify_failure(&String::from_utf8_lossy(&f.stderr)).kind,
             Kind::NoServer
         );
+    }
+
+    #[test]
+    fn commands_that_wait_by_design_have_no_bound() {
+        let b = |a: &[&str]| bound_for(&a.iter().map(OsString::from).collect::<Vec<_>>());
+        for quick in [
+            &["display-message", "-p", "x"][..],
+            &["wait-for", "-S", "--", "ch"],
+            &["run-shell", "-b", "true"],
+            &["if-shell", "-F", "-t", "%1", "#{pane_pipe}", "a", "b"],
+            &[
+                "display-message",
+                "-p",
+                "menu",
+                ";",
+                "send-keys",
+                "-l",
+                "run",
+            ],
+            &["wait", "-U", "ch"],
+        ] {
+            assert_eq!(b(quick), Some(BOUND), "{quick:?}");
+        }
+        for waits in [
+            &["display-menu", "-c", "/dev/pts/1", "--", "x", "", ""][..],
+            &["source-file", "-"],
+            &["wait-for", "ch"],
+            &["wait-for", "-L", "ch"],
+            &["run-shell", "sleep 1"],
+            &["if-shell", "true", "a"],
+            &[
+                "display-message",
+                "-p",
+                "x",
+                ";",
+                "run",
+                "-t",
+                "%1",
+                "-b",
+                "x",
+            ],
+        ] {
+            assert_eq!(b(waits), None, "{waits:?}");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ impl Socket {
         if runner == Runner::Process || native::gave_way(self) {
             return self.exec_process(args, input);
         }
-        match native::run(self, args, input.map(str::as_bytes), native::BOUND) {
+        let bound = native::bound_for(args);
+        match native::run(self, args, input.map(str::as_bytes), bound) {
             native::Attempt::Finished(f) => Ok(f),
             native::Attempt::Failed(e) => Err(e),
             native::Attempt::NotRun(why) if runner == Runner::NativeOnly => Err(Error::new(

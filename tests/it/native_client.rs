@@ -305,7 +305,12 @@ fn it_identifies_itself_as_a_tmux_process_does() {
         text(&out.stderr).contains("server exited unexpectedly"),
         "{out:?}"
     );
-    match native::run(&Socket::Path(path.clone()), &os(&args), None, DEADLINE) {
+    match native::run(
+        &Socket::Path(path.clone()),
+        &os(&args),
+        None,
+        Some(DEADLINE),
+    ) {
         Attempt::Finished(f) => assert_eq!(text(&f.stderr), "server exited unexpectedly\n"),
         other => panic!("{other:?}"),
     }
@@ -408,7 +413,7 @@ fn a_stopped_server_is_an_error_after_the_bound() {
         &socket(&s),
         &os(&["display-message", "-p", "x"]),
         None,
-        bound,
+        Some(bound),
     ) {
         Attempt::Failed(e) => assert!(e.message.contains("did not answer"), "{}", e.message),
         other => panic!("{other:?}"),
@@ -435,7 +440,7 @@ fn a_server_of_another_protocol_is_left_to_tmux() {
     let fake = FakeServer::start(&path, Answer::Version(7), 2);
     let sock = Socket::Path(path.clone());
     let args = os(&["display-message", "-p", "x"]);
-    match native::run(&sock, &args, None, DEADLINE) {
+    match native::run(&sock, &args, None, Some(DEADLINE)) {
         Attempt::NotRun(why) => assert!(why.contains("server 7"), "{why}"),
         other => panic!("{other:?}"),
     }
@@ -458,7 +463,7 @@ fn no_server_is_reported_by_tmux_itself() {
     let sock = Socket::Path(dir.path().join("none"));
     let args = os(&["display-message", "-p", "x"]);
     assert!(matches!(
-        native::run(&sock, &args, None, DEADLINE),
+        native::run(&sock, &args, None, Some(DEADLINE)),
         Attempt::Unreachable(_)
     ));
     let p = sock.exec(&args, None, Runner::Process).unwrap();
