@@ -2,8 +2,17 @@
 //! command, or a list run back to back), pane formats and their parsers,
 //! the version. Knows processes and bytes, no wait logic. tmux-wait never
 //! attaches a client to a session (see `hub` for why).
+//!
+//! A command runs through an in-process client of tmux's own protocol
+//! (`native`, framing in `imsg`), which costs no process; a `tmux` process
+//! runs it when that client gives way (`runner`).
 
+pub mod imsg;
+pub mod native;
 pub mod protocol;
+mod runner;
+
+pub use runner::{Finished, Runner};
 
 use crate::error::{Error, Kind, Result};
 use std::ffi::OsString;
@@ -153,33 +162,19 @@ impl Socket {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        use std::io::Write;
-        let mut cmd = self.command();
-        cmd.args(args.into_iter().map(|a| literal_arg(a.as_ref())))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if input.is_some() {
-            cmd.stdin(Stdio::piped());
+        let args: Vec<OsString> = args.into_iter().map(|a| literal_arg(a.as_ref())).collect();
+        let out = self.exec(&args, input, Runner::configured())?;
+        if !out.success {
+            return Err(classify_failure(&String::from_utf8_lossy(&out.stderr)));
         }
-        let mut child = cmd.spawn().map_err(|e| Error::io("cannot run tmux", e))?;
-        if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-            let _ = stdin.write_all(text.as_bytes());
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| Error::io("cannot run tmux", e))?;
-        if out.status.success() {
-            let s = String::from_utf8_lossy(&out.stdout);
-            let mut lines: Vec<String> = s.lines().map(str::to_owned).collect();
-            if lines.iter().any(|l| has_dollar_escape(l)) && self.version() == Some(Version(3, 4)) {
-                for l in &mut lines {
-                    *l = undo_dollar_escapes(l);
-                }
+        let s = String::from_utf8_lossy(&out.stdout);
+        let mut lines: Vec<String> = s.lines().map(str::to_owned).collect();
+        if lines.iter().any(|l| has_dollar_escape(l)) && self.version() == Some(Version(3, 4)) {
+            for l in &mut lines {
+                *l = undo_dollar_escapes(l);
             }
-            Ok(lines)
-        } else {
-            Err(classify_failure(&String::from_utf8_lossy(&out.stderr)))
         }
+        Ok(lines)
     }
 }
 
@@ -376,15 +371,10 @@ impl Socket {
         {
             return Some(*v);
         }
-        let out = self
-            .command()
-            .args(["display-message", "-p", "#{version}"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
+        let args = ["display-message", "-p", "#{version}"].map(OsString::from);
+        let out = self.exec(&args, None, Runner::configured()).ok()?;
         let v = Version::parse(String::from_utf8_lossy(&out.stdout).trim());
-        out.status.success().then(|| {
+        out.success.then(|| {
             self.remember_version(v);
             v
         })

@@ -287,7 +287,14 @@ fn until_returns_while_the_command_runs() {
     let (v, _) = run_json(
         &s,
         &["--timeout", "0.2"],
-        &format!("echo starting; tmux wait-for {go}; echo READY now; tmux wait-for {go}; echo end"),
+        // READY is printed by the program that then waits, so whatever
+        // `output --until` returns it names that program as running (an
+        // `echo` followed by `tmux wait-for` left a moment where bash was).
+        &format!(
+            "echo starting; tmux wait-for {go}; python3 -c \"import subprocess; \
+             print('READY now', flush=True); subprocess.run(['tmux', 'wait-for', '{go}'])\"; \
+             echo end"
+        ),
     );
     assert_eq!(v["timed_out"], true);
     let ready = unique("ready");
@@ -304,7 +311,7 @@ fn until_returns_while_the_command_runs() {
     assert_eq!(v["reason"], "until", "{v}");
     assert_eq!(v["finished"], false);
     assert_eq!(lines(&v, "lines"), ["READY now"]);
-    assert!(v["running"].as_str().unwrap().starts_with("tmux"), "{v}");
+    assert!(v["running"].as_str().unwrap().starts_with("python"), "{v}");
     s.tmux(&["wait-for", "-S", &go]);
     let v = output(&s, &["-t", &s.pane, "--json"]).json();
     assert!(lines(&v, "lines").contains(&"end".to_owned()), "{v}");

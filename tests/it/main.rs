@@ -14,6 +14,7 @@ mod hub;
 mod interference;
 mod mcp;
 mod messages;
+mod native_client;
 mod peer_defects;
 mod plugin;
 mod prompt_output;

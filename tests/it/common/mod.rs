@@ -613,6 +613,13 @@ impl PtyClient {
         };
         let pty = nix::pty::openpty(Some(&size), None).expect("openpty");
         let slave: OwnedFd = pty.slave;
+        // A new client sends its size once attached, and before tmux 3.5
+        // that closes any menu or popup already shown on it: a test that
+        // opens one (a few commands away, now that they cost no process)
+        // must wait for that first resize, which the hook marks.
+        let resized = format!("@{}", unique("resized"));
+        let hook = "client-resized[77]";
+        server.tmux(&["set-hook", "-g", hook, &format!("set -g {resized} 1")]);
         let mut cmd = server.tmux_cmd();
         cmd.args(["attach-session", "-t", "main"])
             .env("TERM", "xterm-256color")
@@ -659,7 +666,10 @@ impl PtyClient {
                 .tmux(&["list-clients", "-F", "#{client_name}"])
                 .trim()
                 .is_empty()
+                && server.tmux(&["show-option", "-gqv", &resized]).trim() == "1"
         });
+        server.tmux(&["set-hook", "-gu", hook]);
+        server.tmux(&["set-option", "-gu", &resized]);
         client
     }
 
