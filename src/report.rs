@@ -132,6 +132,10 @@ pub struct TextResult {
     pub pane_id: String,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
+    /// The pane's stream stopped during the wait and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -139,6 +143,53 @@ pub struct TextResult {
 pub enum ChannelOutcome {
     Signalled,
     Timeout,
+}
+
+/// The pane's stream stopped during the wait while the pane lived on, and
+/// the wait went on another way: what it cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fallback {
+    /// `pipe_taken`: another program's `pipe-pane` replaced or closed
+    /// tmux-wait's (left as it set it); `hub_lost`: the process that reads
+    /// panes for the waits ended, and a new one took over.
+    pub why: FallbackWhy,
+    /// When, in seconds after the wait began.
+    pub after_seconds: f64,
+    /// The pane is polled from then on (as libtmux-mcp does): text
+    /// overwritten between two looks is missed, and typed keys are not
+    /// told from output.
+    pub polling: bool,
+    /// What was written while nobody read was found on the screen for
+    /// sure; false: some of it may be missing, or seen twice.
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackWhy {
+    PipeTaken,
+    HubLost,
+}
+
+impl Fallback {
+    /// For people, after a result's own words.
+    pub fn human(&self) -> String {
+        let what = match self.why {
+            FallbackWhy::PipeTaken => "another program took the pane's pipe",
+            FallbackWhy::HubLost => "the process reading the pane ended and another took over",
+        };
+        let how = if self.polling {
+            "; polled the pane from then on"
+        } else {
+            ""
+        };
+        let lost = if self.exact {
+            ""
+        } else {
+            "; output written meanwhile may be missing"
+        };
+        format!("{what} {:.1}s in{how}{lost}", self.after_seconds)
+    }
 }
 
 /// The result of `tmux-wait channel`.
@@ -499,6 +550,10 @@ pub struct RunResult {
     /// Why the command could not be followed after the call returned (its
     /// exit status and --save-to stop here), if so.
     pub follow_error: Option<String>,
+    /// The pane's stream stopped during the run and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 /// `output --json` (and each `--ndjson` line).
@@ -541,6 +596,10 @@ pub struct OutputResult {
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
     pub save_error: Option<String>,
+    /// The pane's stream stopped during the call and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 impl RunResult {
@@ -690,6 +749,7 @@ mod tests {
             pane_id: "%1".into(),
             elapsed_seconds: 0.002,
             effective_timeout: 8.0,
+            fallback: None,
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();
         let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -751,6 +811,7 @@ mod tests {
             pane_id: "%0".into(),
             elapsed_seconds: 0.029,
             effective_timeout: 2.0,
+            fallback: None,
         }
     }
 

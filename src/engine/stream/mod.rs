@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 mod health;
 mod link;
+mod survive;
 
 use health::kind_from;
 use link::{history_query, spawn_reader};
@@ -119,6 +120,27 @@ pub struct StreamSource {
     /// `TMUX_WAIT_TRACE`: a file each chunk and what was said of its
     /// writer is appended to (for diagnosing the echo rules).
     trace: Option<std::fs::File>,
+    /// The channel the hub's reader, the pane's process watch and signals
+    /// send to (a new hub's reader sends to it too).
+    tx: SyncSender<Event>,
+    /// When the wait began (for when the stream stopped).
+    opened: Instant,
+    /// The polling interval, for a wait that has to poll after all.
+    interval: Duration,
+    /// Polling, after another program took the pane's pipe.
+    poll: Option<super::poll::PollSource>,
+    /// Lines written while nobody read, found on the screen: the next
+    /// batch's first.
+    recovered: Vec<Candidate>,
+    /// Some recovered line is output (not echo: nothing can tell, so all).
+    recovered_output: bool,
+    /// How the wait went on after the stream stopped.
+    fallback: Option<crate::report::Fallback>,
+    /// When hubs were lost (see `survive`).
+    hub_losses: Vec<Instant>,
+    /// Counts new streams (a new hub, polling): a sync sent before one
+    /// will not be answered.
+    generation: u64,
 }
 
 impl StreamSource {
@@ -223,6 +245,15 @@ impl StreamSource {
                     .open(p)
                     .ok()
             }),
+            tx: tx.clone(),
+            opened: Instant::now(),
+            interval: setup.interval,
+            poll: None,
+            recovered: Vec::new(),
+            recovered_output: false,
+            fallback: None,
+            hub_losses: Vec::new(),
+            generation: 0,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -439,17 +470,26 @@ impl StreamSource {
             }
         }
         self.unconsumed = false;
-        self.tracker.take_items(false)
+        let mut items = self.tracker.take_items(false);
+        items.extend(self.recovered.drain(..).map(Item::Line));
+        items
     }
 
     /// The next lines and marks, or None when `deadline` passed; an empty
     /// batch means output changed only the unfinished line (or the prompt
     /// state).
     pub fn next_items(&mut self, deadline: Instant) -> Result<Option<Vec<Item>>> {
+        if self.poll.is_some() {
+            return Ok(self
+                .poll_next(deadline)?
+                .map(|c| c.into_iter().map(Item::Line).collect()));
+        }
         if !self.wait_output(deadline)? {
             return Ok(None);
         }
-        Ok(Some(self.tracker.take_items(false)))
+        let mut items = self.tracker.take_items(false);
+        items.extend(self.recovered.drain(..).map(Item::Line));
+        Ok(Some(items))
     }
 
     /// Wait until pane output arrived (true) or `deadline` passed (false).
@@ -572,8 +612,9 @@ impl StreamSource {
                 // What follows is the joiner's.
                 self.streaming = false;
             }
+            Event::End(EndReason::Closed) => self.pipe_closed()?,
             Event::End(why) => return Err(self.ended(why)),
-            Event::HubLost => return Err(self.lost()),
+            Event::HubLost => self.hub_lost()?,
             Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
             Event::PaneExited => {
                 self.pane_exited = Some(Instant::now());
@@ -620,14 +661,25 @@ impl PaneSource for StreamSource {
     }
 
     fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
+        if self.poll.is_some() {
+            return self.poll_next(deadline);
+        }
         if !self.wait_output(deadline)? {
             return Ok(None);
         }
-        Ok(Some(self.tracker.take(true)))
+        let mut c = self.tracker.take(true);
+        c.append(&mut self.recovered);
+        Ok(Some(c))
     }
 
     fn saw_output(&self) -> bool {
         self.tracker.saw_output()
+            || self.recovered_output
+            || self.poll.as_ref().is_some_and(|p| p.saw_output())
+    }
+
+    fn fallback(&self) -> Option<crate::report::Fallback> {
+        self.fallback
     }
 
     fn saw_alternate(&self) -> bool {

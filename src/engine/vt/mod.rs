@@ -118,7 +118,8 @@ const BLANK: Cell = Cell {
 /// new output and has not been judged yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
-    /// What patterns are matched against: the line without echoed input.
+    /// What patterns are matched against: the line without echoed input,
+    /// with the blanks a program wrote at its end (a prompt's `> `).
     pub text: String,
     /// The line as rendered, when it differs from `text` (it holds echo).
     pub rendered: Option<String>,
@@ -128,9 +129,9 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// The line as the pane shows it.
+    /// The line as the pane shows it, trailing blanks trimmed.
     pub fn line(&self) -> &str {
-        self.rendered.as_deref().unwrap_or(&self.text)
+        self.rendered.as_deref().unwrap_or(self.text.trim_end())
     }
 }
 
@@ -679,6 +680,20 @@ mod tests {
         );
     }
 
+    /// A line keeps the blanks a program wrote at its end (what a
+    /// `PROMPT> ` pattern needs), not the blank cells nobody wrote.
+    #[test]
+    fn written_trailing_blanks_are_kept() {
+        assert_eq!(run(80, &[b"PROMPT> "]), ["PROMPT> "]);
+        assert_eq!(run(80, &[b"(y/n) \r\n"]), ["(y/n) "]);
+        // Moved past with a cursor move, never written: not kept.
+        assert_eq!(run(80, &[b"ab\x1b[5Cc\x1b[3C\r\n"]), ["ab     c"]);
+        // Shown trimmed.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"PROMPT> ", Instant::now());
+        assert_eq!(t.take(true)[0].line(), "PROMPT>");
+    }
+
     #[test]
     fn repeated_identical_lines_are_each_new() {
         assert_eq!(run(80, &[b"ready\r\nready\r\n"]), ["ready", "ready"]);
@@ -735,7 +750,7 @@ mod tests {
         assert!(t.take(true).is_empty());
         assert!(!t.saw_output());
         t.feed(b"MARK\r\n\x1b[?2004h$ ", t0 + Duration::from_secs(1));
-        assert_eq!(texts(&mut t, true), ["MARK", "$"]);
+        assert_eq!(texts(&mut t, true), ["MARK", "$ "]);
         // Typed later than the prompt window: echo again.
         t.feed(b"echo again", t0 + Duration::from_secs(2));
         assert!(t.take(true).is_empty());
@@ -753,7 +768,7 @@ mod tests {
         t.feed(b"\r\n\x1b[?2004l\r", t0 + Duration::from_secs(1));
         let c = t.take(true);
         assert_eq!(c.len(), 1);
-        assert_eq!(c[0].text, "$");
+        assert_eq!(c[0].text, "$ ");
         assert_eq!(c[0].line(), "$ ls");
     }
 
@@ -780,7 +795,7 @@ mod tests {
         t.feed(b"\x1b]133;A\x07$ \x1b]133;B\x07", t0);
         t.feed(b"echo X", t0 + Duration::from_secs(5));
         t.feed(b"\r\n\x1b]133;C\x07X\r\n", t0 + Duration::from_secs(5));
-        assert_eq!(texts(&mut t, true), ["$", "X"]);
+        assert_eq!(texts(&mut t, true), ["$ ", "X"]);
     }
 
     #[test]
@@ -886,7 +901,7 @@ mod tests {
         t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, None));
         assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
         t.feed_hinted(b"Continue? ", now, hint(false, false, None));
-        assert_eq!(lines(&mut t, true), ["Continue?"]);
+        assert_eq!(lines(&mut t, true), ["Continue? "]);
         // Typed slowly in pieces, then Enter: echo, never output.
         let mut t = at_prompt(false);
         for piece in [&b"ech"[..], b"o TYPED", b"\x08\x1b[K", b"D"] {

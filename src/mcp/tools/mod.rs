@@ -916,6 +916,7 @@ mod tests {
             pane_id: "%1".into(),
             elapsed_seconds: 0.1,
             effective_timeout: 8.0,
+            fallback: None,
         })
         .unwrap();
         let channel = serde_json::to_value(ChannelResult {
@@ -943,6 +944,7 @@ mod tests {
             cursor: "c".into(),
             save_error: None,
             follow_error: None,
+            fallback: None,
         })
         .unwrap();
         let output = serde_json::to_value(OutputResult {
@@ -967,6 +969,7 @@ mod tests {
             elapsed_seconds: 0.1,
             effective_timeout: 1.0,
             save_error: None,
+            fallback: None,
         })
         .unwrap();
         let signal = json!({"channel": "c", "status": null, "message": null});

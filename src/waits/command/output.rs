@@ -95,6 +95,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     // Its follower leaves the status in a pane option.
     f.run = rec.as_ref().and_then(|r| r.run.clone());
     if let Some(id) = f.run.clone() {
+        f.store = crate::waits::watch::store_for(&c.socket).ok();
         pending_run_status(&mut f, &c.socket, &id)?;
         // It ended, and something else has started since (a command typed
         // after it): its status is not the end of what runs now.
@@ -357,6 +358,7 @@ pub(super) fn finish_output(
         elapsed_seconds: seconds(start.elapsed()),
         effective_timeout: seconds(c.timeout),
         save_error: f.saver.as_ref().and_then(|s| s.error.clone()),
+        fallback: f.src.fallback(),
     })
 }
 

@@ -8,10 +8,24 @@ use super::*;
 /// shell's history where the shell leaves such lines out (bash with
 /// `HISTCONTROL=ignorespace`, zsh with `HIST_IGNORE_SPACE`, fish), unless
 /// `history` asks to keep it.
-pub fn wrapper(id: &str, command: &str, history: bool) -> String {
+///
+/// The status goes into the stream with the end mark, and into
+/// `status_file` (where a wait that could no longer read the stream finds
+/// it: another program took the pane's pipe). Writing that file is a
+/// redirection of the builtin `printf`, no process; where it cannot be
+/// written (a shell on another host, over ssh), nothing is said.
+pub fn wrapper(id: &str, command: &str, history: bool, status_file: Option<&str>) -> String {
     let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
+    let file = status_file
+        .map(|f| {
+            format!(
+                ";command printf %d \"$_tmux_wait_status\" 2>/dev/null >{}",
+                sh_quote(f)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{}command printf {};eval {};command printf {} \"$?\"",
+        "{}command printf {};eval {};_tmux_wait_status=$?;command printf {} \"$_tmux_wait_status\"{file};unset _tmux_wait_status",
         if history { "" } else { " " },
         mark("B"),
         sh_quote(command),
