@@ -62,15 +62,7 @@ impl Setup {
     /// Serve `r` (its archive, SHA256SUMS and signature) under vVERSION/,
     /// and trust its key.
     fn publish(&self, r: &Release) {
-        let dir = self.serve.join(format!("releases/download/v{}", r.version));
-        std::fs::create_dir_all(&dir).unwrap();
-        for f in [
-            r.archive_name(),
-            "SHA256SUMS".into(),
-            "SHA256SUMS.sig".into(),
-        ] {
-            std::fs::copy(r.dir.join(&f), dir.join(&f)).unwrap();
-        }
+        publish(&self.serve.join("releases/download"), r);
         self.s.tmux(&[
             "set-option",
             "-g",
@@ -206,6 +198,19 @@ impl Setup {
     }
 }
 
+/// Put a release's files where a server of `base` serves them.
+fn publish(base: &Path, r: &Release) {
+    let dir = base.join(format!("v{}", r.version));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        r.archive_name(),
+        "SHA256SUMS".into(),
+        "SHA256SUMS.sig".into(),
+    ] {
+        std::fs::copy(r.dir.join(&f), dir.join(&f)).unwrap();
+    }
+}
+
 /// PATH for the plugin: the tests' tmux and the system's directories,
 /// which must have neither cargo nor tmux-wait.
 fn bare_path() -> String {
@@ -334,8 +339,19 @@ fn first_install_downloads_the_helper_and_a_watch_runs() {
     );
     // The watch typed during the download runs, with the new helper.
     t.wait_for("the watch to start", || watches(&t.installed(), &t.s) == 1);
-    t.s.type_line(&t.s.pane, "echo READY-$((40 + 2))");
-    t.wait_for("the watch to match", || t.status().starts_with("✓"));
+    // (A watch is listed a moment before it follows the pane, and a line
+    // printed in between is not seen: printed again until it matches.)
+    let mut typed: Option<Instant> = None;
+    t.wait_for("the watch to match", || {
+        if t.status().starts_with("✓") {
+            return true;
+        }
+        if typed.is_none_or(|at| at.elapsed() > Duration::from_millis(700)) {
+            t.s.type_line(&t.s.pane, "echo READY-$((40 + 2))");
+            typed = Some(Instant::now());
+        }
+        false
+    });
     assert!(t.status().contains("READY-42"), "{}", t.status());
     // Nothing of the download is left beside the helper.
     let left: Vec<_> = std::fs::read_dir(t.plugin.join("bin"))
@@ -704,18 +720,7 @@ fn the_default_address_is_the_releases_of_the_plugins_origin() {
     let r = release::current(X86);
     let t = Setup::new();
     t.s.tmux(&["set-option", "-gu", "@tmux-wait-release-url"]);
-    let dir = t.serve.join(format!(
-        "someone/tmux-wait/releases/download/v{}",
-        r.version
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    for f in [
-        r.archive_name(),
-        "SHA256SUMS".into(),
-        "SHA256SUMS.sig".into(),
-    ] {
-        std::fs::copy(r.dir.join(&f), dir.join(&f)).unwrap();
-    }
+    publish(&t.serve.join("someone/tmux-wait/releases/download"), r);
     t.s.tmux(&[
         "set-option",
         "-g",
@@ -1007,4 +1012,103 @@ fn the_aarch64_binary_runs_under_qemu() {
     s.type_line(&s.pane, "echo UNDER-$((1))QEMU | tr -d 1");
     let f = w.finish(&s);
     assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+}
+
+/// The README's paste block, as written but for where it downloads from
+/// and the key it trusts: it refuses a tampered archive and a signature by
+/// another key, installing nothing, and installs the release as published
+/// into ~/.local/bin.
+#[test]
+fn the_readme_install_block_installs_only_what_verifies() {
+    let r = release::current(X86);
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let at = readme
+        .find("tests/it/install.rs runs this block")
+        .expect("the README's install block");
+    let block = &readme[at..];
+    let block = &block[block.find("```sh\n").unwrap() + 6..];
+    let block = &block[..block.find("```").unwrap()];
+    let ours = "repo=https://github.com/tmux-wait/tmux-wait";
+    assert!(
+        block.contains(&format!("v={} {ours}\n", r.version)),
+        "the README installs another version, or from elsewhere:\n{block}"
+    );
+    let signers = std::fs::read_to_string(root().join("allowed_signers")).unwrap();
+    let key = signers.lines().rfind(|l| !l.starts_with('#')).unwrap();
+    assert!(
+        block.contains(&format!("echo '{key}' >signers")),
+        "the README trusts another key than allowed_signers:\n{block}"
+    );
+    let toml = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(
+        toml.contains("repository = \"https://github.com/tmux-wait/tmux-wait\""),
+        "Cargo.toml's repository is not the README's"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let serve = dir.path().join("serve");
+    publish(&serve.join("releases/download"), r);
+    let http = Http::serve(&serve);
+    let test_key = std::fs::read_to_string(&r.signers).unwrap();
+    let block = block
+        .replace(ours, &format!("repo=http://127.0.0.1:{}", http.port))
+        .replace(key, test_key.trim());
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = || {
+        let mut c = Command::new("bash");
+        c.arg("-c")
+            .arg(&block)
+            .env("PATH", bare_path())
+            .env("HOME", &home)
+            .env("TMPDIR", dir.path())
+            .stdin(Stdio::null());
+        run_bounded(c)
+    };
+    let installed = home.join(".local/bin/tmux-wait");
+    let served = serve.join(format!("releases/download/v{}", r.version));
+    // A tampered archive: the checksum fails.
+    let archive = served.join(r.archive_name());
+    let good = std::fs::read(&archive).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    std::fs::write(&archive, &bad).unwrap();
+    let f = run();
+    assert_ne!(f.code, Some(0), "{f:?}");
+    assert!(f.stdout.contains("FAILED"), "{f:?}");
+    assert!(!installed.exists());
+    // Signed by another key: the signature fails.
+    std::fs::write(&archive, &good).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let key_file = other.path().join("key");
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key_file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::remove_file(served.join("SHA256SUMS.sig")).unwrap();
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", "tmux-wait-release", "-f"])
+        .arg(&key_file)
+        .arg(served.join("SHA256SUMS"))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let f = run();
+    assert_ne!(f.code, Some(0), "{f:?}");
+    // (ssh-keygen says it on stdout.)
+    assert!(f.stdout.contains("Could not verify signature"), "{f:?}");
+    assert!(!installed.exists());
+    // As published: installed.
+    std::fs::copy(r.dir.join("SHA256SUMS.sig"), served.join("SHA256SUMS.sig")).unwrap();
+    let f = run();
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(
+        f.stdout.lines().last(),
+        Some(format!("tmux-wait {}", r.version).as_str()),
+        "{f:?}"
+    );
+    assert_eq!(version_of(&installed), format!("tmux-wait {}", r.version));
 }

@@ -59,7 +59,9 @@ pub fn old() -> &'static Release {
     OLD_X86.get_or_init(|| build("x86_64-unknown-linux-musl", Some(OLD)))
 }
 
-/// The files a release is made from (as the working tree has them).
+/// The files a release's binary is made from (as the working tree has
+/// them). The README goes into the archive too, but a change to it alone
+/// does not call for a new build: these tests do not read it there.
 fn inputs() -> Vec<String> {
     let out = Command::new("git")
         .arg("-C")
@@ -76,7 +78,6 @@ fn inputs() -> Vec<String> {
                     *f,
                     "Cargo.toml"
                         | "Cargo.lock"
-                        | "README.md"
                         | "LICENSE-MIT"
                         | "LICENSE-APACHE"
                         | "scripts/release"
@@ -151,10 +152,11 @@ fn build(target: &str, version_override: Option<&str>) -> Release {
         format!("tmux-wait-release namespaces=\"tmux-wait-release\" {public}"),
     )
     .unwrap();
-    // The source: this one, or a copy of it at another version.
+    // The source: this one, or a copy of it at another version (always in
+    // the same place, so that cargo rebuilds only what changed).
     let src = match version_override {
         None => root().to_path_buf(),
-        Some(v) => copy_at_version(&files, &stage.path().join("src"), v),
+        Some(v) => copy_at_version(&files, &base.join(format!("src-{v}")), v),
     };
     let started = Instant::now();
     let mut cmd = Command::new(src.join("scripts/release"));
@@ -180,7 +182,6 @@ fn build(target: &str, version_override: Option<&str>) -> Release {
         started.elapsed().as_secs_f64(),
         f.stderr
     );
-    let _ = std::fs::remove_dir_all(stage.path().join("src"));
     let kept = stage.keep();
     if std::fs::rename(&kept, &done).is_err() {
         // Another run made it meanwhile: use that one.
@@ -190,29 +191,41 @@ fn build(target: &str, version_override: Option<&str>) -> Release {
 }
 
 /// The tracked files of the working tree, copied to `dest` with the
-/// package's version (in Cargo.toml and Cargo.lock) set to `v`.
+/// package's version (in Cargo.toml and Cargo.lock) set to `v`. A file
+/// whose copy is already the same is left as it is (cargo goes by dates).
 fn copy_at_version(files: &[String], dest: &Path, v: &str) -> PathBuf {
-    for f in files {
-        let to = dest.join(f);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(root().join(f), &to).unwrap();
-    }
     let ours = version();
-    let toml = std::fs::read_to_string(dest.join("Cargo.toml")).unwrap();
-    let toml = toml.replacen(
-        &format!("version = \"{ours}\""),
-        &format!("version = \"{v}\""),
-        1,
-    );
-    std::fs::write(dest.join("Cargo.toml"), toml).unwrap();
-    let lock = std::fs::read_to_string(dest.join("Cargo.lock")).unwrap();
-    let entry = format!("name = \"tmux-wait\"\nversion = \"{ours}\"");
-    assert!(lock.contains(&entry), "Cargo.lock has no {entry:?}");
-    std::fs::write(
-        dest.join("Cargo.lock"),
-        lock.replace(&entry, &format!("name = \"tmux-wait\"\nversion = \"{v}\"")),
-    )
-    .unwrap();
+    let put = |rel: &str, text: Vec<u8>| {
+        let to = dest.join(rel);
+        if std::fs::read(&to).ok().as_ref() != Some(&text) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, text).unwrap();
+        }
+    };
+    for f in files.iter().chain(["README.md".to_owned()].iter()) {
+        let text = std::fs::read(root().join(f)).unwrap();
+        let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
+        let text = match f.as_str() {
+            "Cargo.toml" => String::from_utf8(text)
+                .unwrap()
+                .replacen(
+                    &format!("version = \"{ours}\""),
+                    &format!("version = \"{v}\""),
+                    1,
+                )
+                .into_bytes(),
+            "Cargo.lock" => {
+                let lock = String::from_utf8(text).unwrap();
+                let entry = format!("name = \"tmux-wait\"\nversion = \"{ours}\"");
+                assert!(lock.contains(&entry), "Cargo.lock has no {entry:?}");
+                lock.replace(&entry, &format!("name = \"tmux-wait\"\nversion = \"{v}\""))
+                    .into_bytes()
+            }
+            _ => text,
+        };
+        put(f, text);
+        std::fs::set_permissions(dest.join(f), mode).unwrap();
+    }
     dest.to_path_buf()
 }
 
