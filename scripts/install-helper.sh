@@ -341,9 +341,14 @@ wait_for_other() {
 }
 
 # A tmux-wait of another version on PATH (a package manager's) is left
-# alone: said once, when the plugin gets its own.
+# alone: said once, when the plugin gets its own. So is an @tmux-wait-bin
+# that names no program.
 note_other_on_path() {
-    local on_path version want
+    local on_path version want bin
+    bin=$(get_tmux_option "$bin_option" "$bin_default")
+    if [ -n "$bin" ]; then
+        tw_message "@tmux-wait-bin is '$bin', which is no executable file: the plugin gets its own helper"
+    fi
     on_path=$(command -v tmux-wait 2>/dev/null || true)
     [ -n "$on_path" ] || return 0
     version=$(tw_version_of "$on_path")

@@ -1112,3 +1112,49 @@ fn the_readme_install_block_installs_only_what_verifies() {
     );
     assert_eq!(version_of(&installed), format!("tmux-wait {}", r.version));
 }
+
+/// @tmux-wait-bin names the helper: used as it is (whatever its version),
+/// with no request; one that is no program is said, and the plugin gets
+/// its own.
+#[test]
+fn the_bin_option_is_used_as_it_is() {
+    let old = release::old();
+    let r = release::current(X86);
+    let t = Setup::new();
+    t.publish(r);
+    let mine = t.s.dir().join("mine");
+    unpack(old, &mine);
+    let bin = mine.join(format!(
+        "tmux-wait-{}-{}/tmux-wait",
+        old.version, old.target
+    ));
+    t.s.tmux(&["set-option", "-g", "@tmux-wait-bin", &bin.to_string_lossy()]);
+    t.load();
+    t.load();
+    t.wait_installs_done();
+    assert_eq!(t.http.requests(), Vec::<String>::new());
+    assert!(t.messages().is_empty(), "{:?}", t.messages());
+    assert_eq!(t.status(), "");
+    let missing = t.s.dir().join("no-such-helper");
+    t.s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux-wait-bin",
+        &missing.to_string_lossy(),
+    ]);
+    t.load();
+    t.settle_on("ready");
+    assert!(
+        t.messages().iter().any(|m| m
+            == &format!(
+                "@tmux-wait-bin is '{}', which is no executable file: the plugin gets its own helper",
+                missing.display()
+            )),
+        "{:?}",
+        t.messages()
+    );
+    assert_eq!(
+        version_of(&t.installed()),
+        format!("tmux-wait {}", r.version)
+    );
+}
