@@ -238,6 +238,7 @@ verify_signature() {
     local err
     if ! err=$(ssh-keygen -Y verify -f "$1" -I tmux-wait-release -n tmux-wait-release \
         -s "$tmp/SHA256SUMS.sig" <"$tmp/SHA256SUMS" 2>&1); then
+        err=${err//$'\r'/}
         why="the signature of SHA256SUMS does not verify against $1 ($(grep -m 1 . <<<"$err" || echo "ssh-keygen failed")): refused"
         return 1
     fi

@@ -136,6 +136,7 @@ impl Setup {
             },
         );
         self.wait_installs_done();
+        assert!(!found.contains(char::is_control), "{found:?}");
         found
     }
 
