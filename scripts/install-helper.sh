@@ -128,7 +128,13 @@ fetch() {
         wget -q --tries=1 --connect-timeout=10 --read-timeout="$timeout" \
             -O "$file" "$url" 2>"$err" &
         child=$!
-        (sleep "$timeout" && kill "$child" 2>/dev/null) >/dev/null 2>&1 &
+        local transfer=$child
+        (
+            trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+            sleep "$timeout" &
+            nap=$!
+            wait "$nap" && kill "$transfer" 2>/dev/null
+        ) >/dev/null 2>&1 &
         watchdog=$!
         wait "$child" || rc=$?
         child=""
@@ -140,6 +146,7 @@ fetch() {
             8) why="$url: the server answered with an error (not found?)" ;;
             143 | 137) why="$url: not done within ${timeout} s (@tmux-wait-download-timeout)" ;;
             3) why="cannot write $file (is the disk full?)" ;;
+            4) why="$url: the connection failed or was cut before the end" ;;
             *) why="$url: wget failed (exit $rc)" ;;
         esac
     fi

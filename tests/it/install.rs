@@ -1159,3 +1159,47 @@ fn the_bin_option_is_used_as_it_is() {
         format!("tmux-wait {}", r.version)
     );
 }
+
+/// Without curl, wget: the same install, and the same bounded time on a
+/// stalled server (wget has no limit of its own on a whole transfer).
+#[test]
+fn wget_does_it_without_curl() {
+    let r = release::current(X86);
+    let t = Setup::new();
+    t.publish(r);
+    // PATH: every program of the system's but curl.
+    let tools = t.s.dir().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    for dir in [tmux_dir(), PathBuf::from("/usr/bin"), PathBuf::from("/bin")] {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            if name == "curl" || tools.join(&name).exists() {
+                continue;
+            }
+            let _ = std::os::unix::fs::symlink(e.path(), tools.join(&name));
+        }
+    }
+    if !tools.join("wget").exists() {
+        println!("skipped: wget is not installed");
+        return;
+    }
+    let path = tools.to_string_lossy().into_owned();
+    t.s.tmux(&["set-environment", "-g", "PATH", &path]);
+    let t = Setup { path, ..t };
+    t.http.set_archive(Archive::Stall);
+    t.s.tmux(&["set-option", "-g", "@tmux-wait-download-timeout", "2"]);
+    let started = Instant::now();
+    t.load();
+    let m = t.settle_on("no helper:");
+    assert!(m.contains("not done within 2 s"), "{m}");
+    assert!(started.elapsed() < Duration::from_secs(8));
+    t.assert_nothing_installed();
+    t.report("stalled server, wget");
+    t.http.set_archive(Archive::Whole);
+    t.load();
+    t.settle_on("ready");
+    assert_eq!(
+        version_of(&t.installed()),
+        format!("tmux-wait {}", r.version)
+    );
+}
