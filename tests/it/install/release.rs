@@ -187,6 +187,14 @@ fn build(target: &str, version_override: Option<&str>) -> Release {
         // Another run made it meanwhile: use that one.
         let _ = std::fs::remove_dir_all(&kept);
     }
+    // Those of earlier sources go.
+    let stale = format!("release-{version}-{target}-");
+    for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&stale) && n != name {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
     release(&done)
 }
 
