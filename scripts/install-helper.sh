@@ -125,7 +125,7 @@ fetch() {
         esac
     else
         # wget has no limit on a whole transfer: a watchdog ends it.
-        wget -q --tries=1 --connect-timeout=10 --read-timeout="$timeout" \
+        wget -q --tries=1 --connect-timeout=10 --read-timeout="$((timeout + 10))" \
             -O "$file" "$url" 2>"$err" &
         child=$!
         local transfer=$child
