@@ -124,17 +124,15 @@ impl Setup {
     /// be over: its lock gone and none of its processes left.
     fn settle_on(&self, needle: &str) -> String {
         let mut found = String::new();
-        self.s.wait_until(
-            &self.s.pane,
-            &format!("a message with {needle:?}"),
-            || match self.messages().into_iter().find(|m| m.contains(needle)) {
+        self.wait_for(&format!("a message with {needle:?}"), || {
+            match self.messages().into_iter().find(|m| m.contains(needle)) {
                 Some(m) => {
                     found = m;
                     true
                 }
                 None => false,
-            },
-        );
+            }
+        });
         self.wait_installs_done();
         assert!(!found.contains(char::is_control), "{found:?}");
         found
@@ -306,8 +304,7 @@ fn first_install_downloads_the_helper_and_a_watch_runs() {
     let r = release::current(X86);
     let t = Setup::new();
     t.publish(r);
-    t.http
-        .set_archive(Archive::Late(Duration::from_millis(1500)));
+    t.http.set_archive(Archive::Held);
     t.s.tmux(&["set-option", "-g", "status", "on"]);
     t.s.tmux(&["set-option", "-g", "status-right", "[#{tmux_wait_status}]"]);
     let mut client = PtyClient::attach(&t.s);
@@ -317,6 +314,13 @@ fn first_install_downloads_the_helper_and_a_watch_runs() {
     client.press_until_drawn(&t.s, b"\x02W", "the helper is still downloading");
     client.keys(b"READY-42");
     client.keys(b"\r");
+    // The archive is held back until the watch has said it waits.
+    t.wait_for("the waiting watch's message", || {
+        t.messages()
+            .iter()
+            .any(|m| m == "the watch starts once the helper is there")
+    });
+    t.http.go();
     t.settle_on("helper downloaded (");
     assert_eq!(
         version_of(&t.installed()),
@@ -642,15 +646,15 @@ fn an_upgrade_keeps_the_old_helper_until_the_new_one_is_verified() {
     t.wait_installs_done();
     assert_eq!(std::fs::read(t.installed()).unwrap(), old_bytes);
     t.report("upgrade refused (untrusted signer)");
-    // Trusted now, and slow: the old helper is there all through the
+    // Trusted now, and held back: the old helper is there all through the
     // download, and the new one replaces it at once when verified.
     t.publish(new);
-    t.http
-        .set_archive(Archive::Late(Duration::from_millis(1500)));
+    t.http.set_archive(Archive::Held);
     let asked = t.archive_requests();
     t.load();
     t.wait_for("the archive request", || t.archive_requests() > asked);
     assert_eq!(std::fs::read(t.installed()).unwrap(), old_bytes);
+    t.http.go();
     t.settle_on(&format!("helper downloaded ({} for", new.version));
     assert_eq!(
         version_of(&t.installed()),

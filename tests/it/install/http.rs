@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How the server answers requests for archives (`*.tar.gz`); the small
 /// files are always answered at once.
@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 pub enum Archive {
     #[default]
     Whole,
-    /// Wait this long before answering.
-    Late(Duration),
+    /// Answer once the test says so (`Http::go`).
+    Held,
     /// Read the request, then say nothing until the client gives up.
     Stall,
     /// Send the headers (with the whole length) and half the body, then
@@ -31,6 +31,7 @@ pub struct Http {
     pub port: u16,
     log: Arc<Mutex<Vec<String>>>,
     archive: Arc<Mutex<Archive>>,
+    go: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: Option<JoinHandle<()>>,
@@ -45,12 +46,14 @@ impl Http {
         let log = Arc::new(Mutex::new(Vec::new()));
         let archive = Arc::new(Mutex::new(Archive::Whole));
         let stop = Arc::new(AtomicBool::new(false));
+        let go = Arc::new(AtomicBool::new(false));
         let threads: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = {
-            let (root, log, archive, stop, threads) = (
+            let (root, log, archive, go, stop, threads) = (
                 root.to_path_buf(),
                 Arc::clone(&log),
                 Arc::clone(&archive),
+                Arc::clone(&go),
                 Arc::clone(&stop),
                 Arc::clone(&threads),
             );
@@ -62,6 +65,7 @@ impl Http {
                                 root: root.clone(),
                                 log: Arc::clone(&log),
                                 archive: archive.lock().unwrap().clone(),
+                                go: Arc::clone(&go),
                                 stop: Arc::clone(&stop),
                             };
                             let t = std::thread::spawn(move || conn.answer(stream));
@@ -76,6 +80,7 @@ impl Http {
             port,
             log,
             archive,
+            go,
             stop,
             threads,
             accept: Some(accept),
@@ -93,6 +98,11 @@ impl Http {
 
     pub fn set_archive(&self, a: Archive) {
         *self.archive.lock().unwrap() = a;
+    }
+
+    /// Let held archives go.
+    pub fn go(&self) {
+        self.go.store(true, Ordering::SeqCst);
     }
 }
 
@@ -112,6 +122,7 @@ struct Conn {
     root: PathBuf,
     log: Arc<Mutex<Vec<String>>>,
     archive: Archive,
+    go: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
 }
 
@@ -145,7 +156,11 @@ impl Conn {
         };
         match archive {
             Archive::Whole => {}
-            Archive::Late(d) => self.sleep(d),
+            Archive::Held => {
+                while !self.go.load(Ordering::SeqCst) && !self.stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
             Archive::Stall => {
                 // Until the client closes, or the test ends.
                 let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
@@ -174,13 +189,6 @@ impl Conn {
         }
         let _ = stream.write_all(head.as_bytes());
         let _ = stream.write_all(&body);
-    }
-
-    fn sleep(&self, d: Duration) {
-        let end = Instant::now() + d;
-        while Instant::now() < end && !self.stop.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
     }
 }
 
