@@ -34,21 +34,20 @@ main() {
                 ;;
             text)
                 # The typed text waits in the pane option: the watch for it
-                # starts once the helper is there (the prompt said so).
-                if tw_installing; then
-                    tw_message "the watch starts once the helper is there"
-                fi
+                # starts once the helper is there (the prompt said so). The
+                # install is joined, or started (a key pressed at once after
+                # the load can come before the load's install takes its lock).
+                tw_message "the watch starts once the helper is there"
                 if ! "$here/install-helper.sh" || ! helper=$(tw_helper); then
                     tmux set-option -pqu -t "$target" "$pattern_option" 2>/dev/null || true
                     return 0 # the install said why
                 fi
                 ;;
             *)
-                if tw_installing; then
-                    tw_message "the helper is not there yet; press the key again once it is (the status line says when)"
-                else
-                    "$here/install-helper.sh" || true
-                fi
+                tw_message "the helper is not there yet; press the key again once it is (the status line says when)"
+                # (None under way: start one; the load's may not have taken
+                # its lock yet, and is then joined.)
+                tw_installing || "$here/install-helper.sh" || true
                 return 0
                 ;;
         esac
