@@ -143,6 +143,9 @@ fn took(secs: f64) -> String {
 
 /// Local `HH:MM` of a time in seconds since the epoch.
 fn clock(secs: u64) -> String {
+    // (libc deprecates the name on musl, where its width is to change;
+    // localtime_r takes it all the same.)
+    #[allow(deprecated)]
     let t = libc::time_t::try_from(secs).unwrap_or(0);
     // SAFETY: localtime_r writes only into the tm we pass.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };

@@ -11,6 +11,7 @@ mod faults;
 mod hooks;
 mod hostile_input;
 mod hub;
+mod install;
 mod interference;
 mod mcp;
 mod messages;
