@@ -36,6 +36,17 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
 }
 
 /// The peer of a Unix socket runs as our effective user.
+#[cfg(not(target_os = "linux"))]
+pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
+    let (mut uid, mut gid) = (libc::uid_t::MAX, libc::gid_t::MAX);
+    // SAFETY: getpeereid writes the two ids.
+    let r = unsafe { libc::getpeereid(stream.as_raw_fd(), &mut uid, &mut gid) };
+    // SAFETY: geteuid has no preconditions.
+    r == 0 && uid == unsafe { libc::geteuid() }
+}
+
+/// The peer of a Unix socket runs as our effective user.
+#[cfg(target_os = "linux")]
 pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
     let mut cred = libc::ucred {
         pid: 0,

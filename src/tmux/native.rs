@@ -373,9 +373,17 @@ fn connect(path: &Path, bound: Option<Duration>) -> std::io::Result<UnixStream> 
         *d = *s as libc::c_char;
     }
     // SAFETY: a new socket; on success we own the descriptor.
+    #[cfg(target_os = "linux")]
     let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    #[cfg(not(target_os = "linux"))]
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is ours and open.
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
     }
     // SAFETY: fd is ours and open; UnixStream closes it from now on.
     let stream = unsafe { UnixStream::from_raw_fd(fd) };
