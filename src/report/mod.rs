@@ -297,6 +297,13 @@ pub fn looks_like_regex(p: &str) -> bool {
 impl TextResult {
     /// One line for people, naming the pattern that decided.
     pub fn human(&self, given: &TextPatterns) -> String {
+        match &self.fallback {
+            Some(f) => format!("{} ({})", self.human_alone(given), f.human()),
+            None => self.human_alone(given),
+        }
+    }
+
+    fn human_alone(&self, given: &TextPatterns) -> String {
         let at = fmt_secs(self.elapsed_seconds);
         let first = self.matched_lines.first().map(|l| sanitize(l));
         let named = |list: &[String], flag: &str| match self.matched_index.and_then(|i| list.get(i))
@@ -575,8 +582,18 @@ impl RunResult {
         lines_for_people(&self.output)
     }
 
-    /// A line for stderr when the command did not simply finish.
+    /// A line for stderr when the command did not simply finish, or its
+    /// stream stopped under it.
     pub fn note(&self) -> Option<String> {
+        let note = self.note_alone();
+        match (&self.fallback, note) {
+            (Some(f), Some(n)) => Some(format!("{n} ({})", f.human())),
+            (Some(f), None) => Some(format!("tmux-wait: {}", f.human())),
+            (None, n) => n,
+        }
+    }
+
+    fn note_alone(&self) -> Option<String> {
         if self.timed_out {
             let follow = self
                 .follow_error
@@ -622,6 +639,9 @@ impl OutputResult {
     /// A line for stderr saying how things stand.
     pub fn note(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if let Some(f) = &self.fallback {
+            parts.push(f.human());
+        }
         if self.finished {
             match self.exit_status {
                 Some(s) => parts.push(format!("finished, exit {s}")),

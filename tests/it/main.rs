@@ -21,4 +21,5 @@ mod plugin;
 mod prompt_output;
 mod readme_examples;
 mod shell_init;
+mod survive;
 mod text_wait;
