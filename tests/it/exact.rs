@@ -39,8 +39,9 @@ fn run(s: &TestServer, pane: &str, extra: &[&str], command: &str) -> Value {
         .args(extra)
         .args(["--", command]);
     let f = run_bounded(c);
-    assert!(f.stderr.is_empty() || f.code.is_some(), "{f:?}");
-    f.json()
+    let v = f.json();
+    assert!(v.get("output").is_some(), "run {command:?} failed: {f:?}");
+    v
 }
 
 fn output(s: &TestServer, pane: &str, extra: &[&str]) -> Value {

@@ -299,6 +299,17 @@ fn watches(helper: &Path, s: &TestServer) -> usize {
 /// A first install: the status line says the helper is downloading, W
 /// pressed meanwhile prompts with a note and its watch starts once the
 /// helper is there; the three files are fetched in order, signature first.
+/// The release archives the other tests serve are built (once per source:
+/// they are kept under `target/install-test/`). `scripts/test` runs this
+/// first, alone, so that the builds do not compete with the timed parts
+/// of the other tests.
+#[test]
+fn the_release_archives_build() {
+    for r in [release::current(X86), release::current(ARM), release::old()] {
+        assert!(r.dir.join("SHA256SUMS").is_file(), "{}", r.dir.display());
+    }
+}
+
 #[test]
 fn first_install_downloads_the_helper_and_a_watch_runs() {
     let r = release::current(X86);
