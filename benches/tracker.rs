@@ -22,19 +22,22 @@ fn entry() -> Entry {
 fn plain(lines: usize) -> Vec<u8> {
     let mut v = Vec::new();
     for i in 0..lines {
-        v.extend_from_slice(format!("2026-12-01 10:00:00 INFO request {i} served in 3ms\r\n").as_bytes());
+        v.extend_from_slice(
+            format!("2026-12-01 10:00:00 INFO request {i} served in 3ms\r\n").as_bytes(),
+        );
     }
     v
 }
 
 /// Coloured compiler-style output with cursor moves and erases, as a
-/// build tool or a progress display writes it.
+/// build tool or a progress display writes it: every third line redraws
+/// the line above (cursor up, erase, column moves).
 fn escapes(lines: usize) -> Vec<u8> {
     let mut v = Vec::new();
     for i in 0..lines {
         v.extend_from_slice(
             format!(
-                "\x1b[1m\x1b[32m   Compiling\x1b[0m crate-{i} v0.1.0\r\n\x1b[33mwarning\x1b[0m: unused \x1b[1mvariable\x1b[0m `x{i}`\r\n\x1b[2K\r[{:>3}%] \x1b[36m{}\x1b[0m\x1b[K\r\n",
+                "\x1b[1m\x1b[32m   Compiling\x1b[0m crate-{i} v0.1.0\r\n\x1b[33mwarning\x1b[0m: unused \x1b[1mvariable\x1b[0m `x{i}`\r\n\x1b[2K\r[{:>3}%] \x1b[36m{}\x1b[0m\x1b[K\r\n\x1b[1A\x1b[2K\x1b[5G\x1b[1;34mBuilding\x1b[0m [{i}/60000]\x1b[10D\x1b[C.\r\n",
                 i % 100,
                 "#".repeat(i % 40)
             )

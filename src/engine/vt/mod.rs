@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
+mod bulk;
 mod echo;
 mod screen;
 
@@ -229,6 +230,11 @@ pub enum Item {
 pub struct LineTracker {
     parser: vte::Parser,
     state: State,
+    /// The parser is known to stand in its ground state (see `bulk`).
+    ground: bool,
+    /// Plain lines may be taken in bulk (off only to test that it changes
+    /// nothing).
+    bulk_enabled: bool,
 }
 
 struct State {
@@ -284,6 +290,8 @@ impl LineTracker {
         }
         Self {
             parser: vte::Parser::new(),
+            ground: true,
+            bulk_enabled: true,
             state: State {
                 width,
                 cells,
@@ -349,7 +357,7 @@ impl LineTracker {
                     self.state.input = InputState::Output;
                 }
             }
-            _ => self.parser.advance(&mut self.state, data),
+            _ => self.feed_output(data),
         }
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on, in one write; what comes in a later chunk is
@@ -357,6 +365,29 @@ impl LineTracker {
         if let InputState::Prompt { until: Some(_) } = self.state.input {
             self.state.input = InputState::Input;
         }
+    }
+
+    /// Bytes a program wrote while no one reads: whole plain lines in bulk,
+    /// the rest line by line through the parser.
+    fn feed_output(&mut self, data: &[u8]) {
+        let mut i = 0;
+        while i < data.len() {
+            if self.bulk_enabled {
+                i += self.bulk(&data[i..]);
+            }
+            if i == data.len() {
+                break;
+            }
+            let end = memchr::memchr(b'\n', &data[i..]).map_or(data.len(), |p| i + p + 1);
+            self.advance(&data[i..end]);
+            i = end;
+        }
+    }
+
+    /// Through the parser, keeping track of whether it stands in ground.
+    fn advance(&mut self, data: &[u8]) {
+        self.parser.advance(&mut self.state, data);
+        self.ground = bulk::ends_in_ground(data, self.ground);
     }
 
     /// What the terminal says of its reader now, with no output to go with
@@ -380,7 +411,7 @@ impl LineTracker {
             && let Some(nl) = memchr::memchr(b'\n', data)
         {
             self.state.attributed = false;
-            self.parser.advance(&mut self.state, &data[..=nl]);
+            self.advance(&data[..=nl]);
             self.state.attributed = true;
             let rest = &data[nl + 1..];
             if !rest.is_empty() {
@@ -388,7 +419,7 @@ impl LineTracker {
                 if self.state.input == InputState::Kernel {
                     self.feed_kernel_part(rest, rest.len());
                 } else {
-                    self.parser.advance(&mut self.state, rest);
+                    self.advance(rest);
                 }
             }
             return;
@@ -416,18 +447,18 @@ impl LineTracker {
             && hint.reader_wrote == Some(true)
             && (hint.keys == Some(true) || hint.reader_read == Some(true));
         if !echo {
-            self.parser.advance(&mut self.state, data);
+            self.advance(data);
             return;
         }
         let nl = memchr::memchr(b'\n', data);
         let cut = nl.map_or(data.len(), |nl| nl + 1);
         self.state.attributed = false;
-        self.parser.advance(&mut self.state, &data[..cut]);
+        self.advance(&data[..cut]);
         self.state.attributed = true;
         if nl.is_some() {
             self.state.raw_line_done = true;
         }
-        self.parser.advance(&mut self.state, &data[cut..]);
+        self.advance(&data[cut..]);
     }
 
     fn feed_kernel_part(&mut self, data: &[u8], written: usize) {
@@ -438,11 +469,11 @@ impl LineTracker {
             // `^X`): an escape sequence, a bell or a lone carriage return
             // was written by a program.
             self.state.attributed = !could_be_kernel_echo(unknown);
-            self.parser.advance(&mut self.state, unknown);
+            self.advance(unknown);
         }
         if !known.is_empty() {
             self.state.attributed = true;
-            self.parser.advance(&mut self.state, known);
+            self.advance(known);
         }
         self.state.attributed = true;
     }
