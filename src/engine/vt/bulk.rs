@@ -36,7 +36,7 @@ impl LineTracker {
                 break;
             };
             // The line must end in "\r\n" and fit in a line's cells.
-            if lf == 0 || rest[lf - 1] != b'\r' || lf - 1 >= MAX_CELLS {
+            if lf == 0 || rest[lf - 1] != b'\r' || lf > MAX_CELLS {
                 break;
             }
             let Some(text) = plain_line(&rest[..lf - 1]) else {
