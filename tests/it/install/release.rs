@@ -73,6 +73,7 @@ fn inputs() -> Vec<String> {
         .lines()
         .filter(|f| {
             f.starts_with("src/")
+                || f.starts_with("benches/")
                 || f.starts_with("scripts/lib/shell-init.")
                 || matches!(
                     *f,
