@@ -315,6 +315,44 @@ impl Follow {
         row[0].first().cloned()
     }
 
+    /// The shell reads a command line again, so what ran ended: with the
+    /// status OSC 133 gave (`osc133`), else, for a run, the one its
+    /// follower or its shell left (it may have ended just now, between two
+    /// looks), else unknown (`shell`).
+    fn ended_at_prompt(&mut self, osc133: Option<i32>) -> Finish {
+        if osc133.is_some() {
+            return Finish {
+                status: osc133,
+                source: ExitSource::Osc133,
+            };
+        }
+        if let Some(id) = self.run.clone() {
+            let option = self
+                .src
+                .query_all(&[typing::argv(&[
+                    "show-options",
+                    "-pqv",
+                    "-t",
+                    &self.pane.pane_id,
+                    &exit_option(&id),
+                ])])
+                .ok()
+                .and_then(|r| r[0].first().cloned())
+                .filter(|v| !v.is_empty());
+            let file = self.store.as_ref().and_then(|s| s.take_run_status(&id));
+            if let Some(status) = option.map(|v| v.trim().parse().ok()).or(file) {
+                return Finish {
+                    status,
+                    source: ExitSource::Wrapper,
+                };
+            }
+        }
+        Finish {
+            status: None,
+            source: ExitSource::Shell,
+        }
+    }
+
     /// Output arrived: a question may come with it.
     fn output_came(&mut self) {
         self.question_after = Some(QUESTION_QUIET);
@@ -403,16 +441,21 @@ mod tests {
 
     #[test]
     fn wrapper_quotes_the_command_once() {
-        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls", false, None);
+        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls", false, None, false);
         assert!(w.starts_with(" command printf '\\033]7731;tmux-wait;ab12;B\\007';eval "));
-        assert!(wrapper("ab12", "ls", true, None).starts_with("command printf"));
+        assert!(wrapper("ab12", "ls", true, None, false).starts_with("command printf"));
         assert!(w.contains(r#"eval 'echo '\''it'\'''\''s'\'' "$HOME"; ls';"#));
         assert!(w.ends_with(
-            r#"'\033]7731;tmux-wait;ab12;E;%d\007' "$_tmux_wait_status";unset _tmux_wait_status"#
+            r#"command printf '\033]7731;tmux-wait;ab12;E;%d\007' "$_tmux_wait_status";unset _tmux_wait_status"#
         ));
-        let w = wrapper("ab12", "ls", false, Some("/d/it's/run-ab12.status"));
-        assert!(w.contains(r#";command printf %d "$_tmux_wait_status" 2>/dev/null >'/d/it'\''s/run-ab12.status';"#), "{w}");
         assert!(w.contains(WRAPPER_SIGNATURE));
+        // The status file before the end mark; zsh's builtin printf.
+        let w = wrapper("ab12", "ls", false, Some("/d/it's/run-ab12.status"), true);
+        assert!(
+            w.contains(r#";builtin printf %d "$_tmux_wait_status" 2>/dev/null >'/d/it'\''s/run-ab12.status';builtin printf '\033]7731;tmux-wait;ab12;E"#),
+            "{w}"
+        );
+        assert!(!w.contains("command printf"), "{w}");
     }
 
     #[test]

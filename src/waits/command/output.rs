@@ -116,14 +116,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         let status = rec
             .as_ref()
             .and_then(|r| command_status_since(&c.socket, &f.pane.pane_id, r.saved));
-        f.finished = Some(Finish {
-            status,
-            source: if status.is_some() {
-                ExitSource::Osc133
-            } else {
-                ExitSource::Shell
-            },
-        });
+        f.finished = Some(f.ended_at_prompt(status));
     }
 
     let (before, after) = f.src.tracker().split_at_cursor();
@@ -404,14 +397,7 @@ impl StateCheck<'_> {
             let status = f.src.tracker().prompts().1.filter(|_| prompt_back);
             f.drain(Duration::from_millis(30));
             if f.finished.is_none() {
-                f.finished = Some(Finish {
-                    status,
-                    source: if status.is_some() {
-                        ExitSource::Osc133
-                    } else {
-                        ExitSource::Shell
-                    },
-                });
+                f.finished = Some(f.ended_at_prompt(status));
             }
         }
         let t = f.src.tracker();

@@ -9,23 +9,38 @@ use super::*;
 /// `HISTCONTROL=ignorespace`, zsh with `HIST_IGNORE_SPACE`, fish), unless
 /// `history` asks to keep it.
 ///
-/// The status goes into the stream with the end mark, and into
-/// `status_file` (where a wait that could no longer read the stream finds
-/// it: another program took the pane's pipe). Writing that file is a
-/// redirection of the builtin `printf`, no process; where it cannot be
-/// written (a shell on another host, over ssh), nothing is said.
-pub fn wrapper(id: &str, command: &str, history: bool, status_file: Option<&str>) -> String {
+/// The status goes into `status_file` (where a wait that could no longer
+/// read the stream finds it: another program took the pane's pipe), then
+/// into the stream with the end mark: once the mark is seen the file is
+/// there, and the shell has only `unset` left to run. Where the file
+/// cannot be written (a shell on another host, over ssh), nothing is said.
+///
+/// `printf` is the shell's builtin, never a function or alias of the same
+/// name: `command printf` in POSIX shells, `builtin printf` in zsh (whose
+/// `command` runs the external program, a process for each mark).
+pub fn wrapper(
+    id: &str,
+    command: &str,
+    history: bool,
+    status_file: Option<&str>,
+    zsh: bool,
+) -> String {
+    let printf = if zsh {
+        "builtin printf"
+    } else {
+        "command printf"
+    };
     let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
     let file = status_file
         .map(|f| {
             format!(
-                ";command printf %d \"$_tmux_wait_status\" 2>/dev/null >{}",
+                "{printf} %d \"$_tmux_wait_status\" 2>/dev/null >{};",
                 sh_quote(f)
             )
         })
         .unwrap_or_default();
     format!(
-        "{}command printf {};eval {};_tmux_wait_status=$?;command printf {} \"$_tmux_wait_status\"{file};unset _tmux_wait_status",
+        "{}{printf} {};eval {};_tmux_wait_status=$?;{file}{printf} {} \"$_tmux_wait_status\";unset _tmux_wait_status",
         if history { "" } else { " " },
         mark("B"),
         sh_quote(command),
