@@ -286,6 +286,11 @@ pub fn classify_failure(stderr: &str) -> Error {
         .next()
         .unwrap_or("tmux failed")
         .to_owned();
+    // A pane kept by remain-on-exit whose program exited (pipe-pane's
+    // refusal): the same as a pane that dies during a wait.
+    if msg.starts_with("target pane has exited") {
+        return Error::new(Kind::PaneDied, "the pane is dead (its program has exited)");
+    }
     let kind = if msg.starts_with("no server running")
         || msg.starts_with("error connecting to")
         || msg.contains("server exited unexpectedly")
