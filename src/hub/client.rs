@@ -32,7 +32,7 @@ pub fn connect(socket: &Socket, req: &Request, deadline: Instant) -> Result<Unix
     // Who starts a hub: the wait holding this lock (one file per server),
     // until it is connected or gives up on that hub; the others only try
     // to connect meanwhile. Waits started all at once start one hub.
-    let mut starting: Option<(std::fs::File, Instant)> = None;
+    let mut starting: Option<(crate::tmux::LockFile, Instant)> = None;
     loop {
         if let Ok(mut s) = UnixStream::connect(&path)
             && s.write_all(&line).is_ok()

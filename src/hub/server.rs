@@ -95,16 +95,18 @@ pub fn serve(socket: &Socket) -> Result<()> {
     }
     hub.run(&listener);
     // Gone before the lock is released (a new hub binds only under it),
-    // and only if it is still ours; the lock file goes too.
+    // and only if it is still ours; the lock file goes with the lock.
     if mine.is_some() && inode(&path) == mine {
         let _ = std::fs::remove_file(&path);
     }
     drop(listener);
     drop(hub);
-    if let Some(lock_path) = crate::tmux::beside_socket(socket, lock_name) {
-        let _ = std::fs::remove_file(lock_path);
-    }
     drop(lock);
+    // What processes killed while they held a lock left beside the sockets
+    // of servers that are gone.
+    if let Some(dir) = path.parent() {
+        crate::tmux::sweep_gone_servers(dir);
+    }
     Ok(())
 }
 

@@ -8,10 +8,12 @@
 //! runs it when that client gives way (`runner`).
 
 pub mod imsg;
+mod lock;
 pub mod native;
 pub mod protocol;
 mod runner;
 
+pub use lock::{LockFile, SocketLock, beside_socket, lock_beside_socket, sweep_gone_servers};
 pub use runner::{Finished, Runner};
 
 use crate::error::{Error, Kind, Result};
@@ -218,64 +220,6 @@ pub fn die_with_parent(cmd: &mut Command) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = cmd;
-}
-
-/// An advisory lock shared by tmux-wait processes on one server.
-pub enum SocketLock {
-    Held(std::fs::File),
-    /// No lock file could be made beside the socket (a read-only place).
-    Unavailable,
-    /// Others held it past the deadline.
-    TimedOut,
-}
-
-/// The file `.NAME.what` beside the server's socket (tmux's own private
-/// directory, or where `-S` put it).
-pub fn beside_socket(socket: &Socket, what: &str) -> Option<PathBuf> {
-    let sock = socket.path();
-    let name = sock.file_name()?;
-    Some(sock.with_file_name(format!(".{}.{what}", name.to_string_lossy())))
-}
-
-/// Take the lock file `.SOCKET.WHAT` beside the server's socket, shared or
-/// exclusive, polling until `deadline`. Released when the file is dropped
-/// or the process ends.
-pub fn lock_beside_socket(
-    socket: &Socket,
-    what: &str,
-    exclusive: bool,
-    deadline: std::time::Instant,
-) -> SocketLock {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Some(path) = beside_socket(socket, what) else {
-        return SocketLock::Unavailable;
-    };
-    let Ok(f) = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
-    else {
-        return SocketLock::Unavailable;
-    };
-    let how = if exclusive {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_SH
-    };
-    loop {
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-            return SocketLock::Held(f);
-        }
-        if std::time::Instant::now() >= deadline {
-            return SocketLock::TimedOut;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(500));
-    }
 }
 
 /// Map tmux's error text to an error kind.
