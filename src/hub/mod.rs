@@ -47,6 +47,7 @@
 //! so by a lock it holds; leaves `LINGER` after its last wait, closing every
 //! pipe.
 
+mod budget;
 mod client;
 mod conn;
 mod feed;
@@ -56,6 +57,7 @@ mod policy;
 mod protocol;
 mod router;
 mod server;
+mod starts;
 
 pub use client::{connect, path, read_entry};
 pub use feed::pipe_feed;

@@ -102,7 +102,8 @@ impl Socket {
     }
 
     /// A `tmux` command for this server. `TMUX` and `TMUX_PANE` are removed
-    /// so that tmux resolves targets only from what we pass explicitly.
+    /// so that tmux resolves targets only from what we pass explicitly; it
+    /// gets the open-files limit tmux-wait started with.
     pub fn command(&self) -> Command {
         let mut c = Command::new(tmux_binary());
         // UTF-8 whatever the locale: without it (cron, a bare environment)
@@ -111,6 +112,7 @@ impl Socket {
         c.args(self.args());
         c.env_remove("TMUX").env_remove("TMUX_PANE");
         c.stdin(Stdio::null());
+        crate::sys::fds::restore_in_child(&mut c);
         c
     }
 
