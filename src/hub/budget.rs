@@ -27,9 +27,10 @@ pub(super) const PER_START: usize = 8;
 /// Pipe starts run at once at most (each is one tmux command; tmux runs
 /// them one after the other anyway).
 pub(super) const MAX_STARTS: usize = 16;
-/// Kept free for the rest: the debug log, a connection being refused, a
-/// wait's connection accepted before its request is read.
-const SPARE: usize = 16;
+/// Kept free past what the waits hold: room for one pipe start at least,
+/// the debug log, a connection being refused, a wait's connection
+/// accepted before its request is read.
+const SPARE: usize = 2 * PER_START;
 /// How long accepting pauses when not even the reserve helped.
 const PAUSE: Duration = Duration::from_millis(50);
 
@@ -80,21 +81,26 @@ impl Budget {
         })
     }
 
-    fn total(&self, h: Held) -> usize {
-        self.base + h.conns + h.taps + h.unfed + h.starting * PER_START
+    /// What stays held while the waits run (starts aside).
+    fn steady(&self, h: Held) -> usize {
+        self.base + h.conns + h.taps + h.unfed
     }
 
     /// Whether a new wait fits: one that needs a pipe of its own (`fresh`)
-    /// needs room for it and for starting it; one that joins a pane read
-    /// already holds all it needs (its connection, counted in `h`).
+    /// needs room for the pipe's socket and for its command's connection
+    /// handing it over; one that joins a pane read already holds all it
+    /// needs (its connection, counted in `h`). Starts are not counted: they
+    /// wait their turn ([`Budget::may_start`]), and `SPARE` leaves room for
+    /// one at least.
     pub(super) fn fits(&self, h: Held, fresh: bool) -> bool {
-        let more = if fresh { 2 + PER_START } else { 0 };
-        self.total(h) + more + SPARE <= self.limit()
+        let more = if fresh { 2 } else { 0 };
+        self.steady(h) + more + SPARE <= self.limit()
     }
 
     /// Whether one more pipe start may run now.
     pub(super) fn may_start(&self, h: Held) -> bool {
-        h.starting < MAX_STARTS && self.total(h) + PER_START + SPARE / 2 <= self.limit()
+        h.starting < MAX_STARTS
+            && self.steady(h) + (h.starting + 1) * PER_START + SPARE / 2 <= self.limit()
     }
 
     /// The answer to a wait that does not fit.
@@ -144,7 +150,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fresh_wait_needs_room_for_its_pipe_and_its_start() {
+    fn a_fresh_wait_needs_room_for_its_pipe_and_starts_wait_their_turn() {
         let b = Budget {
             limit: Some(100),
             base: 10,
@@ -152,23 +158,33 @@ mod tests {
             paused_until: None,
         };
         let mut h = Held {
-            conns: 30,
-            taps: 30,
+            conns: 36,
+            taps: 36,
             ..Held::default()
         };
+        // 10 + 36 + 36 + 2 + 16 = 100.
+        assert!(b.fits(h, true));
         assert!(b.fits(h, false));
-        assert!(b.fits(h, true));
-        h.conns = 34;
-        h.taps = 30;
-        // 10 + 34 + 30 + 2 + 8 + 16 = 100.
-        assert!(b.fits(h, true));
-        h.conns = 35;
+        h.conns = 37;
         assert!(!b.fits(h, true));
         assert!(b.fits(h, false));
-        h.starting = 2;
+        h.conns = 39;
         assert!(!b.fits(h, false));
+        // Up to the steady limit, one start can always run.
+        h.conns = 37;
+        h.taps = 37;
+        h.unfed = 0;
+        assert!(b.may_start(h));
+        h.starting = 1;
         assert!(!b.may_start(h));
-        h.starting = 0;
+        h = Held {
+            conns: 10,
+            taps: 10,
+            ..Held::default()
+        };
+        h.starting = MAX_STARTS - 1;
+        assert!(!b.may_start(h), "15 starts hold 120");
+        h.starting = 5;
         assert!(b.may_start(h));
     }
 

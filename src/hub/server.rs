@@ -258,6 +258,8 @@ impl Hub {
                 }
             }
             self.expire();
+            // Starts held back for room may run now that waits left.
+            self.pump_starts();
             self.flush_all();
             if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return;

@@ -484,7 +484,11 @@ impl PaneInfo {
         Some(PaneInfo {
             pane_id: f[0].to_owned(),
             session_id: f[1].to_owned(),
-            pane_pid: f[2].parse().ok()?,
+            // tmux 3.8 gives a dead pane no pid.
+            pane_pid: match (f[2], f[3]) {
+                ("", "1") => 0,
+                (pid, _) => pid.parse().ok()?,
+            },
             pane_dead: f[3] == "1",
             pane_tty: f[4].to_owned(),
             version: Version::parse(f[5]),
@@ -573,6 +577,10 @@ mod tests {
         assert_eq!(p.session_id, "$1");
         assert!(!p.pane_dead);
         assert_eq!(PaneInfo::parse("garbage"), None);
+        // tmux 3.8: a dead pane has no pid.
+        let p = PaneInfo::parse("%3\t$1\t\t1\t/dev/pts/4\tnext-3.8").unwrap();
+        assert!(p.pane_dead);
+        assert_eq!(PaneInfo::parse("%3\t$1\t\t0\t/dev/pts/4\t3.3a"), None);
     }
 
     #[test]

@@ -76,7 +76,22 @@ fn panes(s: &TestServer, n: usize) -> Vec<(String, String)> {
 /// (None: left as it is). Niced: hundreds of them starting at once must
 /// not slow the test running beside this one.
 fn spawn_limited(s: &TestServer, soft: u64, hard: Option<u64>, args: &[&str]) -> Child {
+    spawn_logged(s, soft, hard, None, args)
+}
+
+/// [`spawn_limited`], with the hub's debug log in `log` (for the hub that
+/// this wait starts).
+fn spawn_logged(
+    s: &TestServer,
+    soft: u64,
+    hard: Option<u64>,
+    log: Option<&std::path::Path>,
+    args: &[&str],
+) -> Child {
     let mut c = s.tw();
+    if let Some(l) = log {
+        c.env("TMUX_WAIT_HUB_LOG", l);
+    }
     c.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     // SAFETY: setpriority and setrlimit are async-signal-safe.
     unsafe {
@@ -374,13 +389,15 @@ fn waits_past_the_hubs_limit_fail_at_once_and_the_others_match() {
 fn a_hub_whose_accept_fails_refuses_new_waits_and_keeps_its_own() {
     let s = TestServer::new();
     let panes = panes(&s, 15);
+    let log = s.dir().join("hub.log");
     let mut first: Vec<Option<Child>> = panes[..10]
         .iter()
         .map(|(p, _)| {
-            Some(spawn_limited(
+            Some(spawn_logged(
                 &s,
                 1024,
                 None,
+                Some(&log),
                 &[
                     "text",
                     "-t",
@@ -395,6 +412,15 @@ fn a_hub_whose_accept_fails_refuses_new_waits_and_keeps_its_own() {
         })
         .collect();
     assert!(until_armed_or_ended(&s, &panes[..10], &mut first, DEADLINE).is_empty());
+    // Each pipe's command has handed its socket to the hub (a pane is
+    // piped a moment before that).
+    s.wait_until(&s.pane, "the hub to hold every pipe", || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches(" feed from ")
+            .count()
+            >= 10
+    });
     let hub = s.hub_pids().pop().expect("a hub");
     let held = fds_of(&hub) as u64;
     let pid: libc::pid_t = hub.parse().unwrap();
