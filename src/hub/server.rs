@@ -296,6 +296,11 @@ impl Hub {
         if let Some(t) = self.budget.paused() {
             at(t);
         }
+        // Starts held back for room: looked at again now and then, whatever
+        // else happens.
+        if self.starts.waiting() {
+            at(Instant::now() + Duration::from_millis(50));
+        }
         next.map(|n| n.saturating_duration_since(Instant::now()))
     }
 
