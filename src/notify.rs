@@ -299,8 +299,10 @@ fn run_hook(hook: &str, d: &Done) {
     run_bounded(cmd, Duration::from_secs(30));
 }
 
-/// Run a notifier; kill it if it outlives `limit`. Always reaped.
+/// Run a notifier, with the open-files limit tmux-wait started with; kill
+/// it if it outlives `limit`. Always reaped.
 fn run_bounded(mut cmd: Command, limit: Duration) {
+    crate::sys::fds::restore_in_child(&mut cmd);
     let Ok(mut child) = cmd.spawn() else {
         return;
     };

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 /// How far back a resumed wait looks for the rows it had seen.
 const RECOVER_ROWS: i64 = 200;
 
+/// How a pane whose program exited during the wait is reported.
+const EXITED: &str = "'s program exited during the wait";
 const STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
 
 struct PaneState {
@@ -69,7 +71,14 @@ impl PollSource {
             saw_alternate: false,
             typing: None,
         };
-        let s = me.state()?;
+        // Dead already: said as the stream says it (not "during the wait").
+        let s = me.state().map_err(|e| match e.kind {
+            Kind::PaneDied if e.message.ends_with(EXITED) => Error::new(
+                Kind::PaneDied,
+                format!("pane {} is dead (its program has exited)", pane.pane_id),
+            ),
+            _ => e,
+        })?;
         if s.pid != i64::from(pane.pane_pid) {
             me.pane.pane_pid = u32::try_from(s.pid).unwrap_or(0);
         }
@@ -143,10 +152,7 @@ impl PollSource {
         if r.flag(2)? {
             return Err(Error::new(
                 Kind::PaneDied,
-                format!(
-                    "pane {}'s program exited during the wait",
-                    self.pane.pane_id
-                ),
+                format!("pane {}{EXITED}", self.pane.pane_id),
             ));
         }
         Ok(PaneState {

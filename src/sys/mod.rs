@@ -1,7 +1,9 @@
 //! System helpers below everything else: starting this program again,
-//! detached, the few descriptor calls the hub's event loop makes, and what
-//! the kernel says about processes (`procfs`) and terminals (`tty`).
+//! detached, the few descriptor calls the hub's event loop makes, the
+//! open-files limit (`fds`), and what the kernel says about processes
+//! (`procfs`) and terminals (`tty`).
 
+pub mod fds;
 pub mod procfs;
 pub mod tty;
 
@@ -12,7 +14,8 @@ use std::time::Duration;
 
 /// Start `tmux-wait ARGS...` in its own session, detached from us, its
 /// standard streams closed: it outlives this process and ends by itself.
-/// Returns its pid; `what` names it in the error.
+/// It gets the open-files limit this process started with. Returns its
+/// pid; `what` names it in the error.
 pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -30,6 +33,7 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
             Ok(())
         });
     }
+    fds::restore_in_child(&mut cmd);
     cmd.spawn()
         .map(|c| c.id())
         .map_err(|e| Error::io(&format!("cannot start {what}"), e))

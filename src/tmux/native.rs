@@ -125,6 +125,10 @@ pub fn run(
     let stream = match connect(&path, bound) {
         Ok(s) => s,
         Err(e) if is_timeout(&e) => return Attempt::Failed(timed_out(bound)),
+        // Out of descriptors: a `tmux` process would need more.
+        Err(e) if crate::error::is_out_of_descriptors(&e) => {
+            return Attempt::Failed(Error::io("cannot connect to tmux", e));
+        }
         Err(e) => {
             return Attempt::Unreachable(format!("cannot connect to {}: {e}", path.display()));
         }

@@ -6,6 +6,8 @@ mod common;
 mod channel_wait;
 mod cli_errors;
 mod command_wait;
+mod dead_pane;
+mod descriptors;
 mod exact;
 mod faults;
 mod hooks;

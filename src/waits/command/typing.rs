@@ -74,7 +74,11 @@ pub(super) fn validate_command(command: &str) -> Result<()> {
 
 /// A lock held from the prompt check until the command has started, so two
 /// runs cannot type into one prompt at once.
-pub(super) fn pane_lock(socket: &Socket, pane: &str, deadline: Instant) -> Result<Option<File>> {
+pub(super) fn pane_lock(
+    socket: &Socket,
+    pane: &str,
+    deadline: Instant,
+) -> Result<Option<crate::tmux::LockFile>> {
     // One lock for the server's runs (held for the few milliseconds of
     // typing): no file per pane to leave behind.
     match crate::tmux::lock_beside_socket(socket, "tmux-wait-run-lock", true, deadline) {
