@@ -39,6 +39,41 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
         .map_err(|e| Error::io(&format!("cannot start {what}"), e))
 }
 
+/// The process at the other end of a Unix socket (Linux: `SO_PEERCRED`;
+/// None elsewhere).
+#[cfg(target_os = "linux")]
+pub fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn peer_pid(_stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    None
+}
+
+/// The process `pid` still runs (not gone, not a zombie).
+pub fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = i32::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, 0) } == 0);
+    exists && procfs::stat(pid).is_none_or(|s| s.state != 'Z')
+}
+
 /// The peer of a Unix socket runs as our effective user.
 #[cfg(not(target_os = "linux"))]
 pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {

@@ -582,6 +582,8 @@ fn no_file_is_left_beside_the_socket_of_a_gone_server() {
     // goes, and the next hub of any server in that directory sweeps them.
     let _w = s.start_text(&["--pattern", "NEVER", "--timeout", "30"]);
     let hub = s.hub_pids().pop().expect("a hub");
+    // (The wait first: it would start a new hub, which leaves cleanly.)
+    crate::common::signal(_w.pid(), "KILL");
     crate::common::signal(&hub, "KILL");
     s.kill_server_hard();
     s.wait_no_helpers();

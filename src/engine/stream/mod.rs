@@ -145,6 +145,9 @@ pub struct StreamSource {
     /// Counts new streams (a new hub, polling): a sync sent before one
     /// will not be answered.
     generation: u64,
+    /// The hub serving this wait (a connection that ends while it lives on
+    /// was closed by it: this wait fell too far behind).
+    hub_pid: Option<u32>,
 }
 
 impl StreamSource {
@@ -205,6 +208,7 @@ impl StreamSource {
                 let _ = tx.send(Event::Signal(sig));
             });
         }
+        let hub_pid = crate::sys::peer_pid(&stream);
         let mut me = StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
@@ -258,6 +262,7 @@ impl StreamSource {
             fallback: None,
             hub_losses: Vec::new(),
             generation: 0,
+            hub_pid,
         };
         match entry {
             hub::Entry::Fresh { replies } => {

@@ -34,6 +34,11 @@ impl StreamSource {
             return Err(Error::new(Kind::Interrupted(sig), "interrupted"));
         }
         self.pane_now()?;
+        // The hub lives on: it dropped this wait, which stopped reading
+        // (stopped with Ctrl-Z) while the pane flooded.
+        if self.hub_pid.is_some_and(crate::sys::alive) {
+            return Err(self.ended(EndReason::Overflow));
+        }
         let now = Instant::now();
         self.hub_losses.retain(|t| now - *t < LOSS_WINDOW);
         self.hub_losses.push(now);
@@ -57,6 +62,7 @@ impl StreamSource {
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         let _ = stream.set_read_timeout(None);
         let _ = reader.set_read_timeout(None);
+        self.hub_pid = crate::sys::peer_pid(&stream);
         self.hub = stream;
         self.generation += 1;
         self.streaming = false;

@@ -216,7 +216,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                         decided = Some(Decision::Until);
                     }
                 } else if decided.is_none()
-                    && (f.has_output() || (f.src.tracker().has_partial() && !f.shell_prompt()))
+                    && (f.has_output()
+                        || (f.src.tracker().has_partial()
+                            && !f.src.tracker().at_prompt()
+                            && !f.shell_prompt()))
                 {
                     // One burst of output is one reply: gather it, then
                     // look again (the command may have ended meanwhile).
