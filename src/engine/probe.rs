@@ -88,6 +88,10 @@ impl Credit {
 struct Look {
     /// The same foreground leader as at the previous look.
     same: bool,
+    /// The leader changed, and what the previous one wrote and read since
+    /// the previous look is known (a shell that took a line, echoed it and
+    /// ran it between two looks: its echo is still its own).
+    left: bool,
     /// The leader is the pane's own program (its shell).
     shell: bool,
     /// The terminal was in raw mode at the previous look, with the same
@@ -217,7 +221,7 @@ impl ReaderProbe {
         });
         let kernel_echo = kernel_echo(&l);
         let raw = l.mode.map(|m| m == Mode::Raw);
-        if !l.same {
+        if !l.same && !l.left {
             self.echo = Credit::default();
             return Hint {
                 kernel_echo,
@@ -301,6 +305,15 @@ impl ReaderProbe {
                 look.wrote = b.wrote.saturating_sub(a.wrote);
                 look.read = b.read.saturating_sub(a.read);
                 look.reads = b.reads.saturating_sub(a.reads);
+            }
+            (Some((pid, a)), _) => {
+                self.echo = Credit::default();
+                self.last_read = None;
+                if let Some(b) = procfs::io(pid, false) {
+                    look.left = true;
+                    look.wrote = b.wrote.saturating_sub(a.wrote);
+                    look.read = b.read.saturating_sub(a.read);
+                }
             }
             _ => {
                 self.echo = Credit::default();

@@ -268,6 +268,10 @@ struct State {
     /// A raw reader's typed line ended: what it writes is output until
     /// keys are typed again (see [`LineTracker::feed_raw`]).
     raw_line_done: bool,
+    /// The kernel-echo reader took a line since the current line began:
+    /// that line, when it ends, was typed (the wake may be seen with one
+    /// chunk of its echo and its line feed come in the next).
+    line_taken: bool,
     held: Option<Held>,
     /// The last lines a line feed ended, as drawn (echo included).
     transcript: VecDeque<String>,
@@ -312,6 +316,7 @@ impl LineTracker {
                 hint: Hint::default(),
                 attributed: true,
                 raw_line_done: false,
+                line_taken: false,
                 held: None,
                 transcript: VecDeque::new(),
                 linear: !entry.alternate_on,
@@ -342,6 +347,7 @@ impl LineTracker {
         self.state.hint = hint;
         self.state.tick();
         self.state.observe();
+        self.state.note_taken();
         match self.state.input {
             InputState::Kernel => self.feed_kernel(data),
             InputState::Raw => {
@@ -397,6 +403,7 @@ impl LineTracker {
         self.state.hint = hint;
         self.state.tick();
         self.state.observe();
+        self.state.note_taken();
     }
 
     /// Feed a chunk while a program reads a line with the kernel's echo:
@@ -992,6 +999,31 @@ mod tests {
         // Typed without Enter: never output.
         t.feed_hinted(b"typed", now, hint(false, false, Some(true)));
         assert!(t.take(true).is_empty());
+    }
+
+    /// The shell's wake seen with a chunk of the echo, the line feed in
+    /// the next (read after the shell went on to run it): still typed.
+    #[test]
+    fn a_taken_line_whose_line_feed_comes_later_is_typed() {
+        let now = Instant::now();
+        let mut t = at_prompt(true);
+        t.feed_hinted(b"echo BOTH", now, hint(false, true, Some(false)));
+        let none = Hint {
+            reader_woke: None,
+            reader_read: None,
+            reader_wrote: None,
+            ..hint(false, false, Some(false))
+        };
+        t.feed_hinted(b"\r\n", now, none);
+        assert!(t.take(true).is_empty(), "typed and taken");
+        t.feed_hinted(b"BOTH\r\n", now, none);
+        assert_eq!(lines(&mut t, true), ["BOTH"]);
+        // The wake counts for one line: the next unfinished line waits.
+        let mut t = at_prompt(true);
+        t.feed_hinted(b"ls\r\n", now, hint(false, true, Some(true)));
+        t.feed_hinted(b"$ ", now, hint(true, false, Some(true)));
+        t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, Some(true)));
+        assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
     }
 
     #[test]

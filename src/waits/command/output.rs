@@ -67,7 +67,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         hist.pop();
     }
     let tracker_line = f.src.tracker().current_line();
-    let at_shell_prompt = f.shell_prompt();
+    let at_shell_prompt = f.prompt_soon(deadline.min(Instant::now() + PROMPT_SOON));
     f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
     let mut entry_partial = None;
     if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
@@ -219,7 +219,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     && (f.has_output()
                         || (f.src.tracker().has_partial()
                             && !f.src.tracker().at_prompt()
-                            && !f.shell_prompt()))
+                            && !f.prompt_soon(deadline.min(Instant::now() + PROMPT_SOON))))
                 {
                     // One burst of output is one reply: gather it, then
                     // look again (the command may have ended meanwhile).
@@ -246,6 +246,17 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             if !ready {
                 continue;
             }
+        }
+        // The pane's program ended (or the pane was respawned, and the new
+        // one wrote) while this was decided: that is how it stands.
+        if f.finished.is_none()
+            && !timed_out
+            && !crate::sys::alive(f.pane.pane_pid)
+            && let Some(end) = f.pane_went(&c.socket, deadline)
+        {
+            f.finished = Some(end);
+            reason = OutputReason::Finished;
+            prompt = None;
         }
         // Ready to return (or, with --ndjson, to print a batch).
         let done = f.finished.is_some() || timed_out || prompt.is_some() || !req.ndjson;
@@ -276,6 +287,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         reason = OutputReason::Output;
     }
 }
+
+/// How long an unfinished line written while the shell itself is in the
+/// foreground may take to turn out to be its prompt (the shell reads).
+const PROMPT_SOON: Duration = Duration::from_millis(500);
 
 pub(super) fn finish_output(
     f: &mut Follow,

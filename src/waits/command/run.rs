@@ -121,6 +121,9 @@ impl Follow {
     }
 }
 
+/// How long `run` waits for a shell between two commands to read again.
+const READER_SETTLE: Duration = Duration::from_secs(2);
+
 pub fn run(req: &RunRequest) -> Result<RunResult> {
     let start = Instant::now();
     let c = &req.common;
@@ -169,6 +172,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             ),
         ));
     }
+    // (A shell busy with builtins for longer gets the keys as before: it
+    // reads them when it is done.)
+    let _ = f.await_reader(deadline.min(Instant::now() + READER_SETTLE));
     let (before, after) = f.src.tracker().split_at_cursor();
     let typed = shell::unsubmitted_text(&before, &after);
     if let Some(t) = &typed
