@@ -274,7 +274,9 @@ pub(super) fn watch_request(
             matching,
             timeout: a.timeout.clone(),
             interval: "50ms".into(),
-            engine: Engine::Stream,
+            // Polling where another program pipes the pane (a logging
+            // plugin), as a text wait does.
+            engine: Engine::Auto,
             ready: None,
             cursor: None,
             json: false,

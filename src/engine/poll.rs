@@ -211,12 +211,18 @@ impl PollSource {
 
     fn poll(&mut self) -> Result<Vec<Candidate>> {
         let typing = self.typing.take();
+        // If the shell reads its command line on both sides of the look at
+        // the cursor, the row the cursor is on is what is being typed, at
+        // this poll and the next. Looked at only after, a command that ran
+        // and printed in between would leave its line on the cursor's row
+        // as it was (a wait for that line missed it).
+        let reads = || {
+            super::shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0
+                == super::shell::Reads::Prompt
+        };
+        let before = reads();
         let s = self.state()?;
-        // Looked at before the capture: if the shell reads now, the row
-        // its cursor is on is what is being typed, at this poll and the
-        // next.
-        let reading = super::shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0
-            == super::shell::Reads::Prompt;
+        let reading = before && reads();
         let cursor_abs = s.history + s.cursor_y;
         if s.pid != i64::from(self.pane.pane_pid) {
             return Err(Error::new(

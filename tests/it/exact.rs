@@ -398,9 +398,13 @@ fn a_repl_without_bracketed_paste_too() {
     ]);
     s.type_line(&p, "6 * 7");
     let f = w.finish(&s);
-    assert_eq!(
-        f.json()["matched_lines"],
-        serde_json::json!(["42"]),
+    // node previews the result under the line as it is typed (the grey
+    // `42`), then prints it: the preview may count as output too, and come
+    // in the same batch as the result. The typed line never does.
+    let lines = f.json()["matched_lines"].clone();
+    let lines = lines.as_array().expect("matched_lines");
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l == "42"),
         "{}",
         f.stdout
     );

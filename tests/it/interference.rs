@@ -176,12 +176,15 @@ fn send_keys_and_run_work_while_waits_are_armed() {
     s.wait_until(&third, "the keys", || {
         s.capture(&third).contains("\nSENT_BY_A_SCRIPT\n")
     });
+    // Looked for before the run: its command line, wider than the small
+    // pane, may scroll the line off the person's screen.
+    person.wait_for_screen("SENT_BY_A_SCRIPT");
     let mut c = s.tw();
     c.args(["run", "-t", &third, "--json", "--", "echo RUN_$((1+1))"]);
     let f = run_bounded(c);
     assert_eq!(f.code, Some(0), "{} {}", f.stdout, f.stderr);
     assert_eq!(f.json()["output"][0], "RUN_2");
-    person.wait_for_screen("SENT_BY_A_SCRIPT");
+    person.wait_for_screen("RUN_2");
     finish_unaffected(&s, armed);
 }
 

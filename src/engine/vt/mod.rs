@@ -431,6 +431,16 @@ impl LineTracker {
             }
             return;
         }
+        // The reader took a line whose line feed comes in a later chunk:
+        // what looks like the kernel's echo here is that line's, even when
+        // the pane's processes wrote since (the command it ran printed:
+        // those bytes come after the line feed).
+        if hint.reader_woke == Some(true) && self.state.line_taken && could_be_kernel_echo(data) {
+            self.state.attributed = false;
+            self.advance(data);
+            self.state.attributed = true;
+            return;
+        }
         let written = match hint.written {
             Some(w) => w.min(data.len()),
             // Nothing says how much: the reader's own writing, or none.
@@ -1017,6 +1027,16 @@ mod tests {
         t.feed_hinted(b"\r\n", now, none);
         assert!(t.take(true).is_empty(), "typed and taken");
         t.feed_hinted(b"BOTH\r\n", now, none);
+        assert_eq!(lines(&mut t, true), ["BOTH"]);
+        // The same when the command it ran wrote before the look (its
+        // bytes are not this chunk's).
+        let mut t = at_prompt(true);
+        let ran = Hint {
+            written: Some(9),
+            ..hint(false, true, Some(true))
+        };
+        t.feed_hinted(b"echo BOTH", now, ran);
+        t.feed_hinted(b"\r\nBOTH\r\n", now, none);
         assert_eq!(lines(&mut t, true), ["BOTH"]);
         // The wake counts for one line: the next unfinished line waits.
         let mut t = at_prompt(true);
