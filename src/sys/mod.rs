@@ -39,10 +39,10 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
         .map_err(|e| Error::io(&format!("cannot start {what}"), e))
 }
 
-/// The process at the other end of a Unix socket (Linux: `SO_PEERCRED`;
-/// None elsewhere).
+/// The credentials of the process at the other end of a Unix socket
+/// (`SO_PEERCRED`).
 #[cfg(target_os = "linux")]
-pub fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+fn peer_cred(stream: &std::os::unix::net::UnixStream) -> Option<libc::ucred> {
     let mut cred = libc::ucred {
         pid: 0,
         uid: u32::MAX,
@@ -59,7 +59,16 @@ pub fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
             &mut len,
         )
     };
-    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+    (r == 0).then_some(cred)
+}
+
+/// The process at the other end of a Unix socket (Linux: `SO_PEERCRED`;
+/// None elsewhere).
+#[cfg(target_os = "linux")]
+pub fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    peer_cred(stream)
+        .filter(|c| c.pid > 0)
+        .map(|c| c.pid as u32)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -87,24 +96,8 @@ pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
 /// The peer of a Unix socket runs as our effective user.
 #[cfg(target_os = "linux")]
 pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: u32::MAX,
-        gid: u32::MAX,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
     // SAFETY: geteuid has no preconditions.
-    r == 0 && cred.uid == unsafe { libc::geteuid() }
+    peer_cred(stream).is_some_and(|c| c.uid == unsafe { libc::geteuid() })
 }
 
 /// Put `fd` in non-blocking mode.
