@@ -282,7 +282,11 @@ pub fn rows_after(rows: &[String], drawn: Option<&[String]>) -> (Vec<String>, bo
     let Some(drawn) = drawn.filter(|d| !d.is_empty()) else {
         return (Vec::new(), false);
     };
-    let Some((p, unique)) = find_behind(rows, drawn) else {
+    // The rows above where it stood may have scrolled off the screen:
+    // then its own row alone (a place that may not be the only one).
+    let Some((p, unique)) = find_behind(rows, drawn)
+        .or_else(|| find_behind(rows, &drawn[drawn.len() - 1..]).map(|(p, _)| (p, false)))
+    else {
         return (Vec::new(), false);
     };
     let last = drawn.last().map_or("", |r| r.trim_end());
@@ -459,6 +463,26 @@ pub fn locate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn v(r: &[&str]) -> Vec<String> {
+        r.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A stream that stopped at a quiet prompt drew one row: the rows
+    /// above it tell that prompt from the later ones, and what was typed
+    /// and printed after it is recovered.
+    #[test]
+    fn a_prompt_is_found_by_the_rows_above_it() {
+        let rows = v(&["$ ls", "a b", "$ echo M", "M", "$ "]);
+        let drawn = v(&["$ ls", "a b", "$ "]);
+        assert_eq!(
+            rows_after(&rows, Some(&drawn)),
+            (v(&["$ echo M", "M", "$"]), true)
+        );
+        // Those rows scrolled off: its own row alone, not for sure.
+        let drawn = v(&["gone", "a b c", "$ "]);
+        assert_eq!(rows_after(&rows, Some(&drawn)), (Vec::new(), false));
+    }
 
     fn geo(width: i64) -> Geometry {
         Geometry {

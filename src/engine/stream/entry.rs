@@ -9,6 +9,7 @@ impl StreamSource {
     /// from them, and the stream counts from here.
     pub(super) fn take_entry(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<()> {
         let st = self.take_state(replies, from)?;
+        self.entry_above = rows_above(&replies[1], st.cursor_y as usize);
         self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
         let row = replies[1]
             .get(st.cursor_y as usize)
@@ -108,3 +109,12 @@ pub(super) fn flows_from_cursor(rows: &[String], joined: &[String], st: &PaneSta
     }
     true
 }
+
+/// The few rows above the cursor's (`cy`) in a capture of the screen.
+pub(super) fn rows_above(rows: &[String], cy: usize) -> Vec<String> {
+    let end = cy.min(rows.len());
+    rows[end.saturating_sub(ENTRY_CONTEXT)..end].to_vec()
+}
+
+/// How many rows above the cursor's are kept from the entry.
+const ENTRY_CONTEXT: usize = 8;

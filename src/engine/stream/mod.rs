@@ -91,6 +91,9 @@ pub struct StreamSource {
     history_from: i64,
     /// The entry's queries were answered where the stream starts.
     exact_entry: bool,
+    /// The rows above the cursor's when the tracker began (the context a
+    /// stopped stream's place is found by, while its own rows are few).
+    entry_above: Vec<String>,
     /// Lines as they end up (see [`LineTracker::set_final_only`]).
     final_lines: bool,
     next_check: Instant,
@@ -225,6 +228,7 @@ impl StreamSource {
             }),
             entry_lines: Vec::new(),
             entry_abs: 0,
+            entry_above: Vec::new(),
             geometry: Geometry::default(),
             history: Vec::new(),
             cursor_value,
@@ -290,6 +294,9 @@ impl StreamSource {
                 let (replies, exact) = me.aligned_query(&hub::entry_queries(&t), setup.deadline)?;
                 me.exact_entry = exact;
                 let st = me.take_state(&replies, None)?;
+                if exact {
+                    me.entry_above = entry::rows_above(&replies[1], st.cursor_y as usize);
+                }
                 if !flows_from_cursor(&replies[1], &replies[2], &st) {
                     me.tracker.lose_flow();
                 }

@@ -146,9 +146,20 @@ impl StreamSource {
     fn drawn_rows(&self) -> Option<Vec<String>> {
         let width = tty_width(&self.pane.pane_tty).unwrap_or(80);
         let tail = self.tracker.screen_tail()?;
+        // Its own rows are few (a quiet pane at a prompt): the rows above
+        // the entry's tell one prompt from another.
+        let above = if self.tracker.tail_from_entry() {
+            self.entry_above.clone()
+        } else {
+            Vec::new()
+        };
         Some(
-            tail.iter()
-                .flat_map(|l| crate::cursor::split_rows(l, width))
+            above
+                .into_iter()
+                .chain(
+                    tail.iter()
+                        .flat_map(|l| crate::cursor::split_rows(l, width)),
+                )
                 .collect(),
         )
     }

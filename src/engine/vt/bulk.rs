@@ -83,6 +83,7 @@ impl LineTracker {
                 _ => String::new(),
             };
             st.transcript.push_back(line);
+            st.recorded = st.recorded.saturating_add(1);
         }
         at
     }

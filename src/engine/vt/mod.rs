@@ -275,6 +275,9 @@ struct State {
     held: Option<Held>,
     /// The last lines a line feed ended, as drawn (echo included).
     transcript: VecDeque<String>,
+    /// Lines put in the transcript since the wait began (more than it
+    /// holds: it no longer starts at the entry row).
+    recorded: usize,
     /// Since the entry, the cursor only went down line by line (no cursor
     /// up, no jump, no clear, no alternate screen): `transcript` and the
     /// current line are the screen from the entry row down.
@@ -319,6 +322,7 @@ impl LineTracker {
                 line_taken: false,
                 held: None,
                 transcript: VecDeque::new(),
+                recorded: 0,
                 linear: !entry.alternate_on,
             },
         }
@@ -530,6 +534,12 @@ impl LineTracker {
     /// lines of it, wrapped rows joined, trailing blanks trimmed), or None
     /// when the cursor moved in a way a line-by-line view cannot follow
     /// (then ask tmux).
+    /// [`screen_tail`](Self::screen_tail) starts at the row the cursor was
+    /// on when the wait began.
+    pub fn tail_from_entry(&self) -> bool {
+        self.state.linear && self.state.recorded <= TRANSCRIPT_LINES
+    }
+
     pub fn screen_tail(&self) -> Option<Vec<String>> {
         if !self.state.linear {
             return None;
@@ -555,6 +565,7 @@ impl LineTracker {
         st.out.clear();
         st.held = None;
         st.transcript.clear();
+        st.recorded = 0;
         st.linear = !st.alt;
     }
 

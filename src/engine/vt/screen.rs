@@ -52,6 +52,7 @@ impl State {
         line.clear();
         self.render_into(&mut line);
         self.transcript.push_back(line);
+        self.recorded = self.recorded.saturating_add(1);
     }
 
     pub(super) fn lose_flow(&mut self) {
