@@ -123,7 +123,10 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
             }
             None => {}
         }
-        for c in &batch {
+        // Only the last lines can be in the tail: a flood's batch holds
+        // thousands, none of them copied.
+        let keep = batch.len().saturating_sub(crate::report::MAX_LINES);
+        for c in &batch[keep..] {
             if recent.len() == crate::report::MAX_LINES {
                 recent.pop_front();
             }

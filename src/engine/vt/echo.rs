@@ -58,6 +58,12 @@ impl State {
         }
     }
 
+    /// The chunk goes on with the echo of a line its reader already took
+    /// (the line feed is still to come).
+    pub(super) fn taken_echo_goes_on(&self, data: &[u8]) -> bool {
+        self.hint.reader_woke == Some(true) && self.line_taken && could_be_kernel_echo(data)
+    }
+
     /// While a line editor reads: what its process did not write came from
     /// another writer, and what it wrote without having read a key is not
     /// the echo of keys either.

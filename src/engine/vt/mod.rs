@@ -435,17 +435,11 @@ impl LineTracker {
             }
             return;
         }
-        // The reader took a line whose line feed comes in a later chunk:
-        // what looks like the kernel's echo here is that line's, even when
-        // the pane's processes wrote since (the command it ran printed:
-        // those bytes come after the line feed).
-        if hint.reader_woke == Some(true) && self.state.line_taken && could_be_kernel_echo(data) {
-            self.state.attributed = false;
-            self.advance(data);
-            self.state.attributed = true;
-            return;
-        }
         let written = match hint.written {
+            // The reader took a line whose line feed comes later: what
+            // looks like the kernel's echo here is that line's, even when
+            // the command it ran wrote since (its bytes come after it).
+            _ if self.state.taken_echo_goes_on(data) => 0,
             Some(w) => w.min(data.len()),
             // Nothing says how much: the reader's own writing, or none.
             None if hint.reader_wrote == Some(true) => data.len(),
@@ -534,12 +528,6 @@ impl LineTracker {
     /// lines of it, wrapped rows joined, trailing blanks trimmed), or None
     /// when the cursor moved in a way a line-by-line view cannot follow
     /// (then ask tmux).
-    /// [`screen_tail`](Self::screen_tail) starts at the row the cursor was
-    /// on when the wait began.
-    pub fn tail_from_entry(&self) -> bool {
-        self.state.linear && self.state.recorded <= TRANSCRIPT_LINES
-    }
-
     pub fn screen_tail(&self) -> Option<Vec<String>> {
         if !self.state.linear {
             return None;

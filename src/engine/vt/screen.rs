@@ -540,3 +540,11 @@ impl vte::Perform for State {
         }
     }
 }
+
+impl LineTracker {
+    /// [`screen_tail`](Self::screen_tail) starts at the row the cursor was
+    /// on when the wait began.
+    pub fn tail_from_entry(&self) -> bool {
+        self.state.linear && self.state.recorded <= TRANSCRIPT_LINES
+    }
+}
