@@ -33,7 +33,15 @@ impl State {
             return;
         }
         match (self.input, h.kernel_echo) {
-            (InputState::Output, Some(true)) => self.input = InputState::Kernel,
+            (InputState::Output, Some(true)) => {
+                // The line under the cursor holds typed keys the shell
+                // accepted (its line feed is still to come): that line was
+                // taken, whoever reads now.
+                if self.has_echo() {
+                    self.line_taken = true;
+                }
+                self.input = InputState::Kernel;
+            }
             // Nobody reads a line any more, nothing on this one may have
             // been typed, and the reader took no line that this chunk may
             // echo: what comes is output.

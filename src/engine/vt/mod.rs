@@ -959,6 +959,13 @@ mod tests {
         assert!(t.take(true).is_empty());
         t.feed_hinted(b"TYPED\r\n", now, hint(false, false, None));
         assert_eq!(lines(&mut t, true), ["TYPED"]);
+        // zsh: the line accepted before its line feed, which comes once
+        // the command reads with the kernel's echo (`read x`).
+        let mut t = at_prompt(false);
+        t.feed_hinted(b"echo TYPED", now, hint(true, true, None));
+        t.feed_hinted(b"\x1b[?2004l", now, hint(true, true, Some(true)));
+        t.feed_hinted(b"\r\r\nTYPED\r\n", now, hint(true, false, Some(true)));
+        assert_eq!(lines(&mut t, true), ["TYPED"]);
     }
 
     /// With nothing to say who wrote (no /proc): a line that ends while the
