@@ -249,6 +249,52 @@ pub fn align(capture: &[String], cursor: usize, drawn: &[String]) -> Alignment {
     }
 }
 
+/// Where a stream stands against a capture taken between two syncs of it
+/// (`rows`, the captured cursor's row at `at`; `exact`: no byte came
+/// between the syncs): rows it is ahead of the capture's cursor (behind,
+/// when negative), whether that is sure, and, when ahead, how many of the
+/// rows it drew go below the capture's cursor row.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Place {
+    pub ahead: i64,
+    pub sure: bool,
+    pub drawn_below: Option<usize>,
+}
+
+pub fn stream_place(rows: &[String], at: usize, drawn: &[String], exact: bool) -> Place {
+    let mut place = Place {
+        ahead: 0,
+        sure: exact,
+        drawn_below: None,
+    };
+    let alignment = align(rows, at, drawn);
+    match alignment {
+        Alignment::Ahead(0) => {}
+        // Output kept coming around the capture: the stream went on past
+        // it, and the rows it drew below the captured cursor come after.
+        Alignment::Ahead(d) | Alignment::Nearest(d) if !exact => {
+            place.sure = matches!(alignment, Alignment::Ahead(_));
+            place.ahead = i64::try_from(d).unwrap_or(0);
+            place.drawn_below = Some(d);
+        }
+        // tmux may draw output before it hands it to the pipe (its write
+        // waits for the next turn of its loop): the capture is then ahead
+        // of the stream even with no byte between the syncs. The place is
+        // where the stream stands, so the next call reads the rest. (On
+        // the capture's cursor row itself the two agree.)
+        _ if !drawn.is_empty() && at < rows.len() => {
+            if let Some((p, unique)) = find_behind(&rows[..=at], drawn)
+                && p < at
+            {
+                place.sure = unique;
+                place.ahead = p as i64 - at as i64;
+            }
+        }
+        _ => {}
+    }
+    place
+}
+
 /// Where a stream that stopped stands in a capture taken later (rows up
 /// to and including the captured cursor's): the index of the row its
 /// cursor was on (which may have grown since), and whether no other place
@@ -471,6 +517,26 @@ mod tests {
     /// A stream that stopped at a quiet prompt drew one row: the rows
     /// above it tell that prompt from the later ones, and what was typed
     /// and printed after it is recovered.
+    /// The capture shows a line the stream has not got yet: the place is
+    /// the stream's, one row up, so that line is the next call's.
+    #[test]
+    fn a_capture_ahead_of_the_stream_places_the_cursor_behind() {
+        let rows = v(&["L21", "L22", "L23", "L24", "L25", ""]);
+        let drawn = v(&["L21", "L22", "L23", "L24", ""]);
+        let p = stream_place(&rows, 5, &drawn, true);
+        assert_eq!((p.ahead, p.sure, p.drawn_below), (-1, true, None));
+        // In step: nothing moves.
+        let p = stream_place(&rows, 5, &v(&["L23", "L24", "L25", ""]), true);
+        assert_eq!((p.ahead, p.sure), (0, true));
+        // The stream ahead (output went on after the capture).
+        let drawn = v(&["L23", "L24", "L25", "L26", ""]);
+        let p = stream_place(&rows, 5, &drawn, false);
+        assert_eq!((p.ahead, p.sure, p.drawn_below), (1, true, Some(1)));
+        // Its own row half drawn: the same row.
+        let p = stream_place(&rows, 4, &v(&["L22", "L23", "L24", "L2"]), true);
+        assert_eq!(p.ahead, 0);
+    }
+
     #[test]
     fn a_prompt_is_found_by_the_rows_above_it() {
         let rows = v(&["$ ls", "a b", "$ echo M", "M", "$ "]);

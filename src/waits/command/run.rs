@@ -60,25 +60,20 @@ impl Follow {
         // it. Its cursor row is found by matching the rows it drew against
         // the capture, and the rows it drew below the captured cursor are
         // added to it.
-        let mut sure = exact;
-        let mut ahead = 0;
-        if !exact {
-            let drawn: Vec<String> = self
-                .src
-                .tracker()
-                .screen_tail()
-                .unwrap_or_default()
-                .iter()
-                .flat_map(|l| cursor::split_rows(l, usize::try_from(width).unwrap_or(80)))
-                .collect();
-            let at = usize::try_from(offset + cy).unwrap_or(0);
-            let alignment = cursor::align(&rows, at, &drawn);
-            if let cursor::Alignment::Ahead(d) | cursor::Alignment::Nearest(d) = alignment {
-                sure = matches!(alignment, cursor::Alignment::Ahead(_));
-                ahead = i64::try_from(d).unwrap_or(0);
-                rows.truncate(at);
-                rows.extend(drawn[drawn.len() - 1 - d..].iter().cloned());
-            }
+        let drawn: Vec<String> = self
+            .src
+            .tracker()
+            .screen_tail()
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|l| cursor::split_rows(l, usize::try_from(width).unwrap_or(80)))
+            .collect();
+        let at = usize::try_from(offset + cy).unwrap_or(0);
+        let place = cursor::stream_place(&rows, at, &drawn, exact);
+        let (sure, ahead) = (place.sure, place.ahead);
+        if let Some(d) = place.drawn_below {
+            rows.truncate(at);
+            rows.extend(drawn[drawn.len() - 1 - d..].iter().cloned());
         }
         let cy = cy + ahead;
         let row = |y: i64| -> &str {
