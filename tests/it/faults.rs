@@ -390,7 +390,13 @@ fn state_is_private_to_its_user() {
             "--all".as_ref(),
         ]);
         assert!(!out.status.success(), "another user cancelled watches");
-        assert_eq!(s.hub_waiters(), 1, "the watch still runs");
+        // (At least: a pane's pipe handing itself to the hub is one more
+        // connection for a moment.)
+        assert!(s.hub_waiters() >= 1, "the watch still runs");
+        assert!(
+            files.iter().all(|f| f.exists()),
+            "the watch's record is gone"
+        );
         assert!(s.pane_piped(&s.pane), "the watch still runs");
     }
     s.tmux(&["kill-server"]);
