@@ -248,6 +248,12 @@ struct State {
     prompts: u32,
     /// The exit status an OSC 133 `D` mark reported last.
     last_status: Option<i32>,
+    /// BELs written outside escape sequences (and not a line editor's
+    /// answer to a key: see [`LineTracker::bells`]).
+    bells: u64,
+    /// Characters a program wrote (not echo), the alternate screen's
+    /// included: see [`LineTracker::written`].
+    written: u64,
     now: Instant,
     /// Emit a line only when finished, as it ends up (command output), not
     /// each state before an overwrite (text waits).
@@ -297,6 +303,8 @@ impl LineTracker {
                 in_title: false,
                 prompts: 0,
                 last_status: None,
+                bells: 0,
+                written: 0,
                 now: Instant::now(),
                 final_only: false,
                 out: Vec::new(),
@@ -592,6 +600,46 @@ impl LineTracker {
     /// after output), and the last exit status an OSC 133 mark gave.
     pub fn prompts(&self) -> (u32, Option<i32>) {
         (self.state.prompts, self.state.last_status)
+    }
+
+    /// BELs written so far in ground state (a BEL that ends an OSC string
+    /// is no bell), on either screen; not counted: the bell a line editor
+    /// rings in answer to a key (its echo, as the caller's hint says).
+    pub fn bells(&self) -> u64 {
+        self.state.bells
+    }
+
+    /// Characters a program wrote so far (typed echo left out), on either
+    /// screen: grows when a program writes something to see, not when keys
+    /// are echoed or only the cursor moves.
+    pub fn written(&self) -> u64 {
+        self.state.written
+    }
+
+    /// The line under the cursor as matching sees it: without the echo of
+    /// typed keys (a question without the answer typed so far).
+    pub fn current_output(&self) -> String {
+        let mut s = String::new();
+        for cell in self.state.cells.iter() {
+            if cell.ch == '\0' || cell.origin == Origin::Echo {
+                continue;
+            }
+            s.push(cell.ch);
+            if let Some(c) = &cell.combining {
+                s.push_str(c);
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s
+    }
+
+    /// A shell's line editor said it reads a command line (bracketed paste
+    /// on, or OSC 133 A/B) and has not accepted it yet.
+    pub fn line_editor_reading(&self) -> bool {
+        matches!(
+            self.state.input,
+            InputState::Prompt { .. } | InputState::Input
+        )
     }
 }
 
@@ -946,6 +994,47 @@ mod tests {
         // Typed without Enter: never output.
         t.feed_hinted(b"typed", now, hint(false, false, Some(true)));
         assert!(t.take(true).is_empty());
+    }
+
+    /// A BEL in ground state is a bell; one that ends an OSC string is
+    /// not, nor a line editor's beep right after reading a key.
+    #[test]
+    fn bells_are_counted_outside_escape_sequences() {
+        let mut t = LineTracker::new(&entry(80));
+        let now = Instant::now();
+        t.feed(b"\x1b]0;title\x07\x1b]133;A\x07done\x07\r\n", now);
+        assert_eq!(t.bells(), 1);
+        t.feed(b"\x1b[?1049h\x07\x1b[?1049l", now);
+        assert_eq!(t.bells(), 2, "a full-screen program rings too");
+        let mut t = at_prompt(false);
+        t.feed_hinted(b"\x07", now, hint(true, true, None));
+        assert_eq!(t.bells(), 0, "the line editor's answer to Tab");
+        t.feed_hinted(b"\x07", now, hint(false, false, None));
+        assert_eq!(t.bells(), 1, "another writer's bell at the prompt");
+    }
+
+    /// What a program writes counts, the echo of keys does not; the line
+    /// without echo is the question without its typed answer.
+    #[test]
+    fn written_leaves_echo_out_and_so_does_current_output() {
+        let mut t = at_prompt(true);
+        let now = Instant::now();
+        t.feed_hinted(b"Name? ", now, hint(true, false, Some(true)));
+        let w = t.written();
+        assert!(w >= 5, "{w}");
+        t.feed_hinted(b"bob", now, hint(false, false, Some(true)));
+        assert_eq!(t.written(), w, "typed keys are no output");
+        assert_eq!(t.current_output(), "$ Name?");
+        assert_eq!(t.current_line(), "$ Name? bob");
+        t.feed(b"\x1b[?1049hxyz", now);
+        assert_eq!(t.written(), w + 3, "the alternate screen counts too");
+        let t = LineTracker::new(&entry(80));
+        assert!(!t.line_editor_reading());
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b[?2004h$ ", now);
+        assert!(t.line_editor_reading());
+        t.feed(b"\r\n\x1b[?2004l\r", now);
+        assert!(!t.line_editor_reading());
     }
 
     #[test]

@@ -200,6 +200,7 @@ impl State {
         }
         if self.alt {
             self.saw_alt = true;
+            self.written += 1;
             return;
         }
         let origin = self.origin_now();
@@ -270,6 +271,20 @@ impl State {
         if matches!(origin, Origin::New | Origin::Prompt) {
             self.dirty = true;
             self.saw_output = true;
+            self.written += 1;
+        }
+    }
+
+    /// A BEL in ground state: a bell, unless it is a line editor's answer
+    /// to a key (written by the reader right after reading keys).
+    fn bell(&mut self) {
+        let echo = match self.input {
+            InputState::Input => !self.not_echo(),
+            InputState::Raw | InputState::Kernel => !self.attributed,
+            InputState::Output | InputState::Prompt { .. } => false,
+        };
+        if !echo {
+            self.bells += 1;
         }
     }
 
@@ -344,6 +359,9 @@ impl vte::Perform for State {
     }
 
     fn execute(&mut self, byte: u8) {
+        if byte == 0x07 && !self.in_title {
+            self.bell();
+        }
         if self.alt || self.in_title {
             return;
         }
