@@ -298,6 +298,7 @@ fn run_hook(hook: &str, d: &Done) {
 
 /// Run a notifier; kill it if it outlives `limit`. Always reaped.
 fn run_bounded(mut cmd: Command, limit: Duration) {
+    crate::sys::nofile::original_for_child(&mut cmd);
     let Ok(mut child) = cmd.spawn() else {
         return;
     };

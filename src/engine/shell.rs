@@ -56,11 +56,25 @@ pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
     };
     match settings.mode {
         Mode::Raw if fg == pane_pid => (Reads::Prompt, Some(fg)),
-        Mode::Raw => match procfs::stat(fg).map(|s| s.state) {
-            Some('S') => (Reads::Keys, Some(fg)),
-            Some(_) => (Reads::Nothing, None),
-            None => (Reads::Unknown, None),
-        },
+        Mode::Raw => {
+            // The group's leader may be gone while the rest runs on: in
+            // `seq 100 | less` the leader is seq, the reader less (last).
+            let live: Vec<(u32, char)> = foreground_members(pane_pid, fg)
+                .into_iter()
+                .filter_map(|p| procfs::stat(p).map(|s| (p, s.state)))
+                .filter(|(_, st)| *st != 'Z' && *st != 'X')
+                .collect();
+            if live.is_empty() {
+                return (Reads::Unknown, None);
+            }
+            if live.iter().any(|(_, st)| *st == 'R' || *st == 'D') {
+                return (Reads::Nothing, None);
+            }
+            match live.iter().rev().find(|(_, st)| *st == 'S') {
+                Some((pid, _)) => (Reads::Keys, Some(*pid)),
+                None => (Reads::Nothing, None),
+            }
+        }
         Mode::Canonical | Mode::Hidden => {
             let hidden = settings.mode == Mode::Hidden;
             let mut unknown = false;

@@ -2,6 +2,7 @@
 //! detached, the few descriptor calls the hub's event loop makes, and what
 //! the kernel says about processes (`procfs`) and terminals (`tty`).
 
+pub mod nofile;
 pub mod procfs;
 pub mod tty;
 
@@ -23,6 +24,7 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    nofile::original_for_child(&mut cmd);
     // SAFETY: setsid is async-signal-safe and takes no arguments.
     unsafe {
         cmd.pre_exec(|| {

@@ -109,6 +109,7 @@ impl Socket {
         c.args(self.args());
         c.env_remove("TMUX").env_remove("TMUX_PANE");
         c.stdin(Stdio::null());
+        crate::sys::nofile::original_for_child(&mut c);
         c
     }
 

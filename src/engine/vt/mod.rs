@@ -596,6 +596,11 @@ impl LineTracker {
         self.state.saw_alt
     }
 
+    /// The pane is on the alternate screen now.
+    pub fn alternate(&self) -> bool {
+        self.state.alt
+    }
+
     /// How many times a shell prompt came back (a command line was started
     /// after output), and the last exit status an OSC 133 mark gave.
     pub fn prompts(&self) -> (u32, Option<i32>) {
