@@ -3,6 +3,7 @@
 
 mod common;
 
+mod attention;
 mod channel_wait;
 mod cli_errors;
 mod command_wait;

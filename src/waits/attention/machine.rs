@@ -380,7 +380,7 @@ impl Machine {
             self.marks = true;
         }
         let cur = &self.status;
-        if found.state == State::Working {
+        if matches!(found.state, State::Working | State::Asking) && found.command.is_some() {
             self.last_command.clone_from(&found.command);
         }
         let new = match (cur.state, found.state) {

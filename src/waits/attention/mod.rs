@@ -25,6 +25,7 @@
 //! costs nothing, a command that runs silently is looked at a dozen times
 //! in its first 20 s and then only at `--quiet-after`.
 
+mod feed;
 mod machine;
 mod pane;
 pub mod plugin;

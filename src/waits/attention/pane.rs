@@ -1,29 +1,24 @@
-//! One pane, watched on a thread of its own: its stream through the hub,
-//! a look at its terminal once output goes quiet, timers for `quiet`, and
-//! its end. What it finds goes to the watcher as messages.
-//!
-//! When the pane's output cannot be streamed (another program pipes it,
-//! or the hub is unreachable), the pane is looked at once a second from
-//! the kernel alone, and the stream is tried again every
-//! [`RETRY_STREAM`].
+//! One pane of a watch: its source (the stream, or the kernel alone where
+//! the stream cannot be had), the look at its terminal once output goes
+//! quiet, its timers, and its end. No thread of its own: the watcher's
+//! loop calls it when its descriptors are ready or a timer is due, and
+//! takes what it found from `out`.
 
+use super::feed::{Feed, Read};
 use super::machine::{Change, Epoch, Found, Look, Machine, State, Status, Verdict, What, judge};
 use super::profiles::Profiles;
-use crate::engine::Setup;
 use crate::engine::shell::{self, Reads};
-use crate::engine::stream::StreamSource;
 use crate::engine::vt::{Item, Mark};
-use crate::error::{Error, Kind};
+use crate::error::{Error, Kind, Result};
+use crate::hub::EndReason;
 use crate::matcher::PatternList;
 use crate::tmux::{PaneInfo, Socket};
 use regex::Regex;
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A burst of output is over once the pane has written nothing this long:
 /// then the kernel is asked who reads the terminal.
-pub const DEBOUNCE: Duration = Duration::from_millis(2);
+pub const DEBOUNCE: Duration = Duration::from_millis(1);
 /// While output keeps coming, the kernel is asked at most this often.
 pub const FLOOD_EVERY: Duration = Duration::from_millis(100);
 /// A program that reads key by key (not at a REPL's prompt) is judged
@@ -34,8 +29,8 @@ pub const STILL: Duration = Duration::from_millis(500);
 /// asked again at these times after the last output (the program may not
 /// have reached its read yet), then no more.
 const BACKOFF: [Duration; 13] = [
-    Duration::from_millis(2),
-    Duration::from_millis(5),
+    Duration::from_millis(1),
+    Duration::from_millis(3),
     Duration::from_millis(10),
     Duration::from_millis(20),
     Duration::from_millis(50),
@@ -51,99 +46,67 @@ const BACKOFF: [Duration; 13] = [
 /// A password prompt echoes nothing, not even the Enter that answers it:
 /// while one is asked, the kernel is asked this often.
 const HIDDEN_EVERY: Duration = Duration::from_secs(1);
-/// Without a stream: how often the kernel is asked.
+/// Without a stream: how often the kernel is asked, and how often the
+/// stream is tried again.
 const KERNEL_EVERY: Duration = Duration::from_secs(1);
-/// Without a stream: how often it is tried again.
 pub const RETRY_STREAM: Duration = Duration::from_secs(10);
-/// Streams opened at once (each costs the hub a tmux command).
-const OPEN_AT_ONCE: usize = 16;
+/// After the pane's process exited, how often and how long tmux is asked
+/// whether it marked the pane dead (and with which status).
+const EXIT_POLL: Duration = Duration::from_millis(5);
+const EXIT_NOTICE: Duration = Duration::from_secs(10);
+const STATUS_PATIENCE: Duration = Duration::from_millis(300);
 
-/// What every pane's thread shares.
-pub struct Shared {
+/// What every pane's look needs.
+pub struct Ctx {
     pub socket: Socket,
     pub quiet_after: Duration,
     pub patterns: PatternList,
     pub profiles: Profiles,
     pub prompt_re: Regex,
-    pub tx: Sender<Msg>,
-    opening: Gate,
 }
 
-impl Shared {
+impl Ctx {
     pub fn new(
         socket: Socket,
         quiet_after: Duration,
         patterns: PatternList,
         profiles: Profiles,
-        tx: Sender<Msg>,
-    ) -> Shared {
-        Shared {
+    ) -> Ctx {
+        Ctx {
             socket,
             quiet_after,
             patterns,
             profiles,
             prompt_re: Regex::new(crate::waits::command::DEFAULT_PROMPTS)
                 .expect("the prompts are valid"),
-            tx,
-            opening: Gate::new(OPEN_AT_ONCE),
         }
     }
 }
 
-/// What a pane's thread tells the watcher.
+/// What a pane tells the watcher.
 #[derive(Debug)]
-pub enum Msg {
-    /// The pane is watched; its state when the watch began.
-    Armed {
-        pane: String,
-        status: Status,
-    },
-    Change {
-        pane: String,
-        change: Change,
-    },
-    /// The pane's thread ended (the pane exited or closed).
-    Gone {
-        pane: String,
-    },
+pub enum Out {
+    /// Watched: its state (`status`) is the one the watch began with.
+    Armed,
+    Change(Change),
+    /// The pane exited or closed: nothing more will come.
+    Gone,
     /// The server went away.
     Fatal(Error),
-    Signal(i32),
-    /// A pane may have been created (a new terminal appeared).
-    Rescan,
+    /// Open (again) a stream for the pane.
+    Open,
 }
 
-/// At most N holders at once.
-struct Gate {
-    free: Mutex<usize>,
-    cv: Condvar,
-}
-
-impl Gate {
-    fn new(n: usize) -> Gate {
-        Gate {
-            free: Mutex::new(n),
-            cv: Condvar::new(),
-        }
-    }
-
-    fn enter(&self) -> GateHeld<'_> {
-        let mut f = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        while *f == 0 {
-            f = self.cv.wait(f).unwrap_or_else(|e| e.into_inner());
-        }
-        *f -= 1;
-        GateHeld(self)
-    }
-}
-
-struct GateHeld<'a>(&'a Gate);
-
-impl Drop for GateHeld<'_> {
-    fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-        self.0.cv.notify_one();
-    }
+pub enum Source {
+    Opening,
+    Stream(Box<Feed>),
+    /// No stream: the kernel asked every `tick`, the stream tried again
+    /// at `retry`.
+    Kernel {
+        tick: Instant,
+        retry: Instant,
+    },
+    Gone,
 }
 
 pub fn now_secs() -> f64 {
@@ -153,42 +116,29 @@ pub fn now_secs() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Watch `pane` on a thread of its own until it exits or closes.
-pub fn spawn(shared: Arc<Shared>, pane: PaneInfo) {
-    let _ = std::thread::Builder::new()
-        .name("attention-pane".into())
-        .spawn(move || Task::new(shared, pane).run());
-}
-
-/// How a stream ended.
-enum End {
-    /// The pane's program exited (`dead`), or the pane closed.
-    Exited {
-        dead: bool,
-    },
-    Respawned,
-    /// Go on without a stream.
-    NoStream,
-    Fatal(Error),
-    Signal(i32),
-}
-
-struct Task {
-    shared: Arc<Shared>,
-    pane: PaneInfo,
+pub struct PaneWatch {
+    pub pane: PaneInfo,
+    pub source: Source,
     machine: Option<Machine>,
-    /// Counts of the streams before the current one (a new stream's
-    /// tracker starts at zero).
+    /// The counts of the streams before this one (a stream's tracker
+    /// starts at zero).
     base: Epoch,
+    /// Bells and prompt marks of this stream taken in.
+    bells: u64,
+    prompts: u32,
     timers: Timers,
     /// When a profile's working text last went by in the stream.
     busy: Option<(Instant, String)>,
-    /// The unfinished line a pattern hit (not reported again when it
-    /// ends).
+    /// The unfinished line a pattern hit (not reported again when it ends).
     partial_hit: Option<String>,
-    /// The last look found a program reading key by key: the stream's
-    /// lines are looked at for a profile's working text.
+    /// The last look found a key-by-key reader: the stream's lines are
+    /// looked at for a profile's working text.
     keys_fg: bool,
+    /// The pane's process exited at this time: tmux is asked until it
+    /// marks the pane dead.
+    exit_check: Option<(Instant, Instant)>,
+    /// Opening failed this many times in a row.
+    failures: u32,
 }
 
 #[derive(Debug)]
@@ -211,13 +161,6 @@ impl Timers {
         }
     }
 
-    fn next(&self) -> Option<Instant> {
-        match (self.probe, self.quiet) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
     fn data(&mut self, now: Instant) {
         self.last_data = now;
         let burst = *self.burst.get_or_insert(now);
@@ -227,209 +170,194 @@ impl Timers {
     }
 }
 
-impl Task {
-    fn new(shared: Arc<Shared>, pane: PaneInfo) -> Task {
-        Task {
-            shared,
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+impl PaneWatch {
+    pub fn new(pane: PaneInfo) -> PaneWatch {
+        PaneWatch {
             pane,
+            source: Source::Opening,
             machine: None,
             base: Epoch::default(),
+            bells: 0,
+            prompts: 0,
             timers: Timers::new(),
             busy: None,
             partial_hit: None,
             keys_fg: false,
+            exit_check: None,
+            failures: 0,
         }
     }
 
-    fn send(&self, m: Msg) {
-        let _ = self.shared.tx.send(m);
+    pub fn status(&self) -> Option<&Status> {
+        self.machine.as_ref().map(|m| &m.status)
     }
 
-    fn report(&self, change: Option<Change>) {
-        if let Some(change) = change {
-            self.send(Msg::Change {
-                pane: self.pane.pane_id.clone(),
-                change,
-            });
+    /// When this pane next needs a turn.
+    pub fn wake(&self) -> Option<Instant> {
+        let mut w = earliest(self.timers.probe, self.timers.quiet);
+        w = earliest(w, self.exit_check.map(|(_, next)| next));
+        match &self.source {
+            Source::Stream(f) => earliest(w, f.wake()),
+            Source::Kernel { tick, retry } => earliest(w, Some((*tick).min(*retry))),
+            _ => w,
         }
     }
 
-    fn run(mut self) {
-        loop {
-            let opened = {
-                let _held = self.shared.opening.enter();
-                let setup = Setup {
-                    interval: Duration::from_millis(50),
-                    ready: None,
-                    deadline: Instant::now() + Duration::from_secs(10),
-                    final_lines: false,
-                    cursor_option: None,
-                    mark: None,
-                };
-                StreamSource::open(&self.shared.socket, &self.pane, &setup)
-            };
-            // Opening routed the signals to that stream: back to the
-            // watcher, which outlives every pane.
-            let tx = self.shared.tx.clone();
-            crate::signals::route_to(move |sig| {
-                let _ = tx.send(Msg::Signal(sig));
-            });
-            let end = match opened {
-                Ok(src) => self.stream(src),
-                Err(e) => match e.kind {
-                    Kind::NoPane => End::Exited { dead: false },
-                    Kind::PaneDied => End::Exited { dead: true },
-                    Kind::NoServer | Kind::ServerExited => End::Fatal(e),
-                    Kind::Interrupted(sig) => End::Signal(sig),
-                    _ => End::NoStream,
-                },
-            };
-            let end = match end {
-                End::NoStream => self.kernel(Instant::now() + RETRY_STREAM),
-                other => Some(other),
-            };
-            match end {
-                None | Some(End::NoStream) => {}
-                Some(End::Respawned) => {
-                    match crate::tmux::resolve_pane(&self.shared.socket, Some(&self.pane.pane_id)) {
-                        Ok(p) if p.pane_id == self.pane.pane_id => self.pane = p,
-                        _ => {
-                            self.exited(false);
-                            return;
-                        }
-                    }
-                }
-                Some(End::Exited { dead }) => {
-                    self.exited(dead);
-                    return;
-                }
-                Some(End::Fatal(e)) => {
-                    self.send(Msg::Fatal(e));
-                    return;
-                }
-                Some(End::Signal(sig)) => {
-                    self.send(Msg::Signal(sig));
-                    return;
-                }
-            }
-        }
-    }
-
-    /// The pane's program ended or the pane closed: the last report.
-    fn exited(&mut self, dead: bool) {
-        let (dead, status) = if dead {
-            dead_status(&self.shared.socket, &self.pane.pane_id)
-        } else {
-            (false, None)
-        };
-        let now = now_secs();
-        match &mut self.machine {
-            Some(m) => {
-                let c = m.exited(dead, status, now);
-                self.report(c);
-            }
-            None => {
-                let mut m = Machine::new(
-                    Found {
-                        state: State::Working,
-                        reason: "running",
-                        question: None,
-                        command: None,
-                        agent: None,
-                    },
-                    Epoch::default(),
-                    now,
-                    true,
-                );
-                let c = m.exited(dead, status, now);
-                if let Some(c) = c {
-                    self.send(Msg::Armed {
-                        pane: self.pane.pane_id.clone(),
-                        status: c.status,
-                    });
-                }
-            }
-        }
-        self.send(Msg::Gone {
-            pane: self.pane.pane_id.clone(),
-        });
-    }
-
-    fn epoch(&self, src: Option<&StreamSource>) -> Epoch {
-        match src {
-            Some(s) => Epoch {
-                prompts: self.base.prompts + s.tracker().prompts().0,
-                written: self.base.written + s.tracker().written(),
+    fn epoch(&self) -> Epoch {
+        match &self.source {
+            Source::Stream(f) => Epoch {
+                prompts: self.base.prompts + f.tracker().prompts().0,
+                written: self.base.written + f.tracker().written(),
             },
-            None => self.base,
+            _ => self.base,
         }
     }
 
-    fn stream(&mut self, mut src: StreamSource) -> End {
-        let mut bells = 0;
-        let mut prompts = 0;
-        self.timers = Timers::new();
-        self.partial_hit = None;
-        self.look(Some(&mut src), self.machine.is_none());
-        let end = loop {
-            let now = Instant::now();
-            let wake = self
-                .timers
-                .next()
-                .unwrap_or(now + Duration::from_secs(3600));
-            match src.next_items(wake) {
-                Ok(Some(items)) => {
-                    let now = Instant::now();
-                    self.took(&src, items);
-                    let t = src.tracker();
-                    if t.bells() > bells {
-                        bells = t.bells();
-                        if let Some(m) = &self.machine {
-                            self.report(Some(m.event(What::Bell, None)));
-                        }
-                    }
-                    self.timers.data(now);
-                    // A shell's prompt mark (bracketed paste on, OSC 133):
-                    // look now, the kernel says whether it is the shell's
-                    // (a full-screen editor switches bracketed paste on
-                    // too).
-                    if t.prompts().0 > prompts {
-                        prompts = t.prompts().0;
-                        self.timers.probe = Some(now);
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => break self.ended(e),
-            }
-            let now = Instant::now();
-            if self.timers.probe.is_some_and(|p| p <= now) {
-                self.look(Some(&mut src), false);
-            }
-            if self.timers.quiet.is_some_and(|q| q <= now) {
-                self.timers.quiet = None;
-                self.look(Some(&mut src), false);
-                let e = self.epoch(Some(&src));
-                if let Some(m) = &mut self.machine
-                    && m.status.state == State::Working
-                {
-                    let c = m.quiet(e, now_secs());
-                    self.report(c);
-                }
-            }
-        };
-        self.base = self.epoch(Some(&src));
-        end
+    fn report(&self, change: Option<Change>, out: &mut Vec<Out>) {
+        if let Some(c) = change {
+            out.push(Out::Change(c));
+        }
     }
 
-    /// Lines and marks from the stream: `--pattern` hits, an agent's busy
-    /// text, exit statuses.
-    fn took(&mut self, src: &StreamSource, items: Vec<Item>) {
+    /// The stream asked for is open (or could not be had).
+    pub fn opened(&mut self, ctx: &Ctx, r: Result<Feed>, out: &mut Vec<Out>) {
+        match r {
+            Ok(feed) => {
+                self.failures = 0;
+                self.pane = feed.pane.clone();
+                self.bells = 0;
+                self.prompts = 0;
+                self.timers = Timers::new();
+                self.partial_hit = None;
+                self.source = Source::Stream(Box::new(feed));
+                let first = self.machine.is_none();
+                self.look(ctx, first, out);
+            }
+            Err(e) => match e.kind {
+                Kind::NoPane => self.exited(ctx, false, None, out),
+                Kind::PaneDied => self.start_exit_check(),
+                Kind::NoServer | Kind::ServerExited => {
+                    self.source = Source::Gone;
+                    out.push(Out::Fatal(Error::new(
+                        Kind::ServerExited,
+                        "the tmux server exited during the wait",
+                    )));
+                }
+                _ => {
+                    // Another program pipes the pane, or the hub is not
+                    // there yet: from the kernel meanwhile.
+                    self.failures += 1;
+                    let again = if e.kind == Kind::PipeBusy || self.failures > 3 {
+                        RETRY_STREAM
+                    } else {
+                        Duration::from_millis(200)
+                    };
+                    let now = Instant::now();
+                    self.source = Source::Kernel {
+                        tick: now,
+                        retry: now + again,
+                    };
+                    self.timers = Timers::new();
+                }
+            },
+        }
+    }
+
+    /// The stream's connection is readable.
+    pub fn readable(&mut self, ctx: &Ctx, buf: &mut [u8], out: &mut Vec<Out>) {
+        let Source::Stream(feed) = &mut self.source else {
+            return;
+        };
+        match feed.read(buf) {
+            Read::Data(0) => {}
+            Read::Data(_) => self.took(ctx, true, out),
+            Read::Ended(why) => self.ended(ctx, Some(why), out),
+            Read::Lost => self.ended(ctx, None, out),
+        }
+    }
+
+    /// The pane's process exited (its pidfd is readable).
+    pub fn pid_exited(&mut self) {
+        if let Source::Stream(f) = &mut self.source {
+            f.exit_seen();
+        }
+        self.start_exit_check();
+    }
+
+    fn start_exit_check(&mut self) {
+        let now = Instant::now();
+        self.exit_check.get_or_insert((now, now));
+    }
+
+    /// A timer of this pane is due.
+    pub fn timer(&mut self, ctx: &Ctx, now: Instant, out: &mut Vec<Out>) {
+        if self.exit_check.is_some_and(|(_, next)| next <= now) {
+            self.check_exit(ctx, now, out);
+            if matches!(self.source, Source::Gone | Source::Opening) {
+                return;
+            }
+        }
+        match &mut self.source {
+            Source::Stream(f) => {
+                if f.wake().is_some_and(|w| w <= now) {
+                    f.tick();
+                    self.took(ctx, false, out);
+                }
+            }
+            Source::Kernel { tick, retry } => {
+                if *retry <= now {
+                    self.source = Source::Opening;
+                    out.push(Out::Open);
+                    return;
+                }
+                if *tick <= now {
+                    *tick = now + KERNEL_EVERY;
+                    self.kernel_turn(ctx, out);
+                    return;
+                }
+            }
+            _ => return,
+        }
+        if self.timers.probe.is_some_and(|p| p <= now) {
+            self.look(ctx, false, out);
+        }
+        if self.timers.quiet.is_some_and(|q| q <= now) {
+            self.timers.quiet = None;
+            self.look(ctx, false, out);
+            let e = self.epoch();
+            if let Some(m) = &mut self.machine
+                && m.status.state == State::Working
+            {
+                let c = m.quiet(e, now_secs());
+                self.report(c, out);
+            }
+        }
+    }
+
+    /// Output came (`data`; else a held line was let go): `--pattern`
+    /// hits, an agent's busy text, exit statuses, bells, prompt marks; the
+    /// look is due after it.
+    fn took(&mut self, ctx: &Ctx, data: bool, out: &mut Vec<Out>) {
+        let Source::Stream(feed) = &mut self.source else {
+            return;
+        };
+        let items = feed.items();
+        let t = feed.tracker();
+        let partial = t.current_output();
+        let (bells, prompts) = (t.bells(), t.prompts().0);
         let keys = self.keys_fg;
         let mut lines: Vec<String> = Vec::new();
         for item in items {
             match item {
                 Item::Line(c) if !c.prompt => {
-                    if keys && let Some(p) = self.shared.profiles.busy_in(&c.text) {
+                    if keys && let Some(p) = ctx.profiles.busy_in(&c.text) {
                         self.busy = Some((Instant::now(), p.name.clone()));
                     }
                     if self.partial_hit.take().as_deref() == Some(c.text.as_str()) {
@@ -446,41 +374,55 @@ impl Task {
                 Item::Mark(Mark::RunBegin(_)) => {}
             }
         }
-        let partial = src.tracker().current_output();
-        if keys && let Some(p) = self.shared.profiles.busy_in(&partial) {
+        if keys && let Some(p) = ctx.profiles.busy_in(&partial) {
             self.busy = Some((Instant::now(), p.name.clone()));
         }
-        if self.shared.patterns.is_empty() {
-            return;
+        if !ctx.patterns.is_empty() {
+            let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let hit = ctx
+                .patterns
+                .first_hit(&texts)
+                .map(|(_, hits)| lines[hits[0]].clone())
+                .or_else(|| {
+                    let t = partial.trim();
+                    (!t.is_empty() && ctx.patterns.first_hit(&[t]).is_some()).then(|| {
+                        self.partial_hit = Some(partial.clone());
+                        t.to_owned()
+                    })
+                });
+            if let (Some(line), Some(m)) = (hit, &self.machine) {
+                out.push(Out::Change(m.event(What::Text, Some(line))));
+            }
         }
-        let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
-        let hit = self
-            .shared
-            .patterns
-            .first_hit(&texts)
-            .map(|(_, hits)| lines[hits[0]].clone())
-            .or_else(|| {
-                let t = partial.trim();
-                (!t.is_empty() && self.shared.patterns.first_hit(&[t]).is_some()).then(|| {
-                    self.partial_hit = Some(partial.clone());
-                    t.to_owned()
-                })
-            });
-        if let (Some(line), Some(m)) = (hit, &self.machine) {
-            self.report(Some(m.event(What::Text, Some(line))));
+        if bells > self.bells {
+            self.bells = bells;
+            if let Some(m) = &self.machine {
+                out.push(Out::Change(m.event(What::Bell, None)));
+            }
+        }
+        let now = Instant::now();
+        if data {
+            self.timers.data(now);
+        }
+        // A shell's prompt mark (bracketed paste on, OSC 133): look now;
+        // the kernel says whether it is the shell's (a full-screen editor
+        // switches bracketed paste on too).
+        if prompts > self.prompts {
+            self.prompts = prompts;
+            self.timers.probe = Some(now);
         }
     }
 
     /// Look at the pane now and report what changed. `first`: the look
     /// the watch starts from (a key-by-key reader is judged from its
     /// screen at once).
-    fn look(&mut self, src: Option<&mut StreamSource>, first: bool) {
+    fn look(&mut self, ctx: &Ctx, first: bool, out: &mut Vec<Out>) {
         let now = Instant::now();
         self.timers.burst = None;
-        let src = src.map(|s| &*s);
-        let mut look = self.kernel_look(src);
+        let streamed = matches!(self.source, Source::Stream(_));
+        let mut look = self.kernel_look(ctx);
         self.keys_fg = look.reads == Some(Reads::Keys);
-        look.still = if first || src.is_none() {
+        look.still = if first || !streamed {
             Duration::MAX
         } else {
             now - self.timers.last_data
@@ -488,28 +430,22 @@ impl Task {
         look.busy = self
             .busy
             .as_ref()
-            .filter(|(t, _)| now - *t < STILL && src.is_some())
+            .filter(|(t, _)| now - *t < STILL && streamed)
             .map(|(_, n)| n.clone());
-        let p = &self.shared.profiles;
-        let re = &self.shared.prompt_re;
-        let mut verdict = judge(&look, None, p, re, STILL);
+        let mut verdict = judge(&look, None, &ctx.profiles, &ctx.prompt_re, STILL);
         let needs_rows = verdict == Verdict::NeedScreen
             || (matches!(look.reads, Some(Reads::Line { .. })) && look.line.trim().is_empty());
         if needs_rows {
-            let rows = self.screen();
-            verdict = judge(&look, Some(&rows), p, re, STILL);
-            if verdict == Verdict::NeedScreen {
-                verdict = Verdict::Is(Found {
-                    state: State::Asking,
-                    reason: "reads_keys",
-                    question: None,
-                    command: look.command.clone(),
-                    agent: None,
-                });
-            }
+            let rows = screen(ctx, &self.pane.pane_id);
+            verdict = judge(&look, Some(&rows), &ctx.profiles, &ctx.prompt_re, STILL);
         }
-        let epoch = self.epoch(src);
-        let t = now_secs();
+        let epoch = self.epoch();
+        if just_forked(&self.pane, &look) {
+            // The shell forked the command and has not started it yet: its
+            // name comes in a moment.
+            self.timers.probe = Some(now + Duration::from_millis(3));
+            return;
+        }
         let found = match verdict {
             Verdict::Is(f) => f,
             Verdict::NotStill => {
@@ -522,41 +458,37 @@ impl Task {
                     {
                         return;
                     }
-                    _ => Found {
-                        state: State::Working,
-                        reason: "running",
-                        question: None,
-                        command: look.command.clone(),
-                        agent: None,
-                    },
+                    _ => working(look.command.clone()),
                 }
             }
-            Verdict::NeedScreen => unreachable!("judged with the screen"),
+            Verdict::NeedScreen => Found {
+                reason: "reads_keys",
+                state: State::Asking,
+                ..working(look.command.clone())
+            },
         };
+        let t = now_secs();
         match &mut self.machine {
             None => {
                 let plain = shell::program_name(self.pane.pane_pid)
                     .is_some_and(|n| ["sh", "dash", "ash", "busybox"].contains(&n.as_str()));
                 let m = Machine::new(found, epoch, t, !plain);
-                self.send(Msg::Armed {
-                    pane: self.pane.pane_id.clone(),
-                    status: m.status.clone(),
-                });
+                out.push(Out::Armed);
                 self.machine = Some(m);
             }
             Some(m) => {
                 let c = m.apply(found, epoch, t);
-                self.report(c);
+                self.report(c, out);
             }
         }
-        self.after_look(look.reads);
+        self.after_look(ctx, look.reads);
     }
 
     /// The next look, from what this one found.
-    fn after_look(&mut self, reads: Option<Reads>) {
+    fn after_look(&mut self, ctx: &Ctx, reads: Option<Reads>) {
         let Some(m) = &self.machine else { return };
         if self.timers.probe.is_some_and(|p| p > Instant::now()) {
-            return; // NotStill set it
+            return; // a look that waits for stillness set it
         }
         let last = self.timers.last_data;
         self.timers.probe = None;
@@ -567,7 +499,7 @@ impl Task {
                     .get(self.timers.step)
                     .map(|d| (last + *d).max(Instant::now() + Duration::from_millis(1)));
                 if self.timers.quiet.is_none() {
-                    self.timers.quiet = Some(last + self.shared.quiet_after);
+                    self.timers.quiet = Some(last + ctx.quiet_after);
                 }
             }
             State::Asking if matches!(reads, Some(Reads::Line { hidden: true })) => {
@@ -579,168 +511,255 @@ impl Task {
 
     /// What the kernel (or, without `/proc`, tmux) says of the terminal,
     /// with what the stream says of the cursor's line.
-    fn kernel_look(&self, src: Option<&StreamSource>) -> Look {
+    fn kernel_look(&self, ctx: &Ctx) -> Look {
         let (pid, tty) = (self.pane.pane_pid, self.pane.pane_tty.as_str());
         let mut look = Look::default();
-        if let Some(s) = src {
-            let t = s.tracker();
+        let streamed = if let Source::Stream(f) = &self.source {
+            let t = f.tracker();
             look.line = t.current_output();
             look.alt = t.alternate();
             look.editor_reading = t.line_editor_reading();
-        }
+            true
+        } else {
+            false
+        };
         if shell::proc_available() {
             let (reads, reader) = shell::reads(pid, tty);
-            look.reads = Some(reads);
-            look.command = match reads {
-                Reads::Prompt => None,
-                Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
-                _ => shell::foreground_command(pid).or_else(|| shell::program_name(pid)),
-            };
             if reads != Reads::Unknown {
-                if src.is_none() {
-                    self.cursor_line(&mut look);
+                look.reads = Some(reads);
+                look.command = match reads {
+                    Reads::Prompt => None,
+                    Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
+                    _ => shell::foreground_command(pid).or_else(|| shell::program_name(pid)),
+                };
+                if !streamed {
+                    cursor_line(ctx, &self.pane.pane_id, &mut look);
                 }
                 return look;
             }
         }
-        let cmd = self.tmux_line("#{pane_current_command}\t#{alternate_on}");
-        let mut f = cmd.splitn(2, '\t');
-        let current = f.next().unwrap_or("").to_owned();
-        look.alt |= f.next() == Some("1");
+        let reply = tmux_line(ctx, &self.pane.pane_id, "#{pane_current_command}");
         let shell_name = shell::program_name(pid).unwrap_or_default();
-        look.shell_fg =
-            (!current.is_empty() && !shell_name.is_empty()).then(|| current == shell_name);
-        look.command = (!current.is_empty()).then_some(current);
-        if src.is_none() {
-            self.cursor_line(&mut look);
+        look.shell_fg = (!reply.is_empty() && !shell_name.is_empty()).then(|| reply == shell_name);
+        look.command = (!reply.is_empty()).then_some(reply);
+        if !streamed {
+            cursor_line(ctx, &self.pane.pane_id, &mut look);
         }
         look
     }
 
-    /// Without a stream: the cursor's line and the screen mode from tmux.
-    fn cursor_line(&self, look: &mut Look) {
-        let reply = self.tmux_line("#{cursor_y}\t#{alternate_on}");
-        let mut f = reply.split('\t');
-        let y = f.next().unwrap_or("0").to_owned();
-        look.alt = f.next() == Some("1");
-        if let Ok(rows) = self.shared.socket.run([
-            "capture-pane",
-            "-p",
-            "-t",
-            &self.pane.pane_id,
-            "-S",
-            &y,
-            "-E",
-            &y,
-        ]) {
-            look.line = rows.join("").trim_end().to_owned();
+    /// Without a stream: a look once a second, and `quiet` from the
+    /// terminal's last write (kept by the kernel to 8 seconds).
+    fn kernel_turn(&mut self, ctx: &Ctx, out: &mut Vec<Out>) {
+        match pane_now(ctx, &self.pane) {
+            PaneNow::Alive => {}
+            PaneNow::Dead(_) => return self.start_exit_check(),
+            PaneNow::Closed => return self.exited(ctx, false, None, out),
+            PaneNow::Respawned => {
+                self.source = Source::Opening;
+                out.push(Out::Open);
+                return;
+            }
+            PaneNow::ServerGone => {
+                self.source = Source::Gone;
+                out.push(Out::Fatal(Error::new(
+                    Kind::ServerExited,
+                    "the tmux server exited during the wait",
+                )));
+                return;
+            }
+        }
+        let first = self.machine.is_none();
+        self.look(ctx, first, out);
+        self.timers.probe = None;
+        let base = self.base;
+        if let Some(m) = &mut self.machine
+            && m.status.state == State::Working
+            && last_write_age(&self.pane.pane_tty).is_some_and(|a| a >= ctx.quiet_after)
+        {
+            let c = m.quiet(base, now_secs());
+            self.report(c, out);
         }
     }
 
-    fn tmux_line(&self, format: &str) -> String {
-        self.shared
-            .socket
-            .run(["display-message", "-p", "-t", &self.pane.pane_id, format])
-            .ok()
-            .and_then(|l| l.into_iter().next())
-            .unwrap_or_default()
-    }
-
-    /// The visible screen, row by row.
-    fn screen(&self) -> Vec<String> {
-        self.shared
-            .socket
-            .run(["capture-pane", "-p", "-t", &self.pane.pane_id])
-            .unwrap_or_default()
-    }
-
-    /// Why the stream ended, as what to do next.
-    fn ended(&self, e: Error) -> End {
-        match e.kind {
-            Kind::PaneDied => {
-                // Closed, or its program exited (tmux says which).
-                End::Exited {
-                    dead: !e.message.contains("closed"),
-                }
+    /// The stream ended (`why`; None: the hub's connection broke).
+    fn ended(&mut self, ctx: &Ctx, why: Option<EndReason>, out: &mut Vec<Out>) {
+        self.base = self.epoch();
+        self.timers = Timers::new();
+        match pane_now(ctx, &self.pane) {
+            PaneNow::Closed => return self.exited(ctx, false, None, out),
+            PaneNow::Dead(_) => {
+                self.source = Source::Kernel {
+                    tick: Instant::now() + EXIT_NOTICE,
+                    retry: Instant::now() + EXIT_NOTICE,
+                };
+                return self.start_exit_check();
             }
-            Kind::NoPane => End::Exited { dead: false },
-            Kind::PaneRespawned => End::Respawned,
-            Kind::ServerExited | Kind::NoServer => End::Fatal(e),
-            Kind::Interrupted(sig) => End::Signal(sig),
-            // Another program took the pipe, the hub went: go on from the
-            // kernel.
-            _ => End::NoStream,
+            PaneNow::ServerGone => {
+                self.source = Source::Gone;
+                out.push(Out::Fatal(Error::new(
+                    Kind::ServerExited,
+                    "the tmux server exited during the wait",
+                )));
+                return;
+            }
+            PaneNow::Respawned | PaneNow::Alive => {}
+        }
+        match why {
+            // Another pipe-pane took the pane's pipe: from the kernel.
+            Some(EndReason::Closed) | Some(EndReason::NoFeed) => {
+                let now = Instant::now();
+                self.source = Source::Kernel {
+                    tick: now,
+                    retry: now + RETRY_STREAM,
+                };
+            }
+            // Dropped (too far behind), or the hub went: a new stream.
+            _ => {
+                self.source = Source::Opening;
+                out.push(Out::Open);
+            }
         }
     }
 
-    /// Without a stream until `until`: the kernel asked every second.
-    /// Returns None when it is time to try the stream again.
-    fn kernel(&mut self, until: Instant) -> Option<End> {
-        let mut quiet_done = false;
-        loop {
-            match pane_alive(&self.shared.socket, &self.pane) {
-                Alive::Yes => {}
-                Alive::Dead => return Some(End::Exited { dead: true }),
-                Alive::Closed => return Some(End::Exited { dead: false }),
-                Alive::Respawned => return Some(End::Respawned),
-                Alive::ServerGone(e) => return Some(End::Fatal(e)),
+    /// The pane's process exited: is the pane dead (with which status),
+    /// closed or respawned? tmux marks it dead a moment after, and learns
+    /// the status a moment after that.
+    fn check_exit(&mut self, ctx: &Ctx, now: Instant, out: &mut Vec<Out>) {
+        let Some((since, _)) = self.exit_check else {
+            return;
+        };
+        match pane_now(ctx, &self.pane) {
+            PaneNow::Dead(Some(status)) => self.exited(ctx, true, Some(status), out),
+            PaneNow::Dead(None) if now - since >= STATUS_PATIENCE => {
+                self.exited(ctx, true, None, out)
             }
-            self.look(None, self.machine.is_none());
-            if let Some(m) = &mut self.machine {
-                let idle = last_write_age(&self.pane.pane_tty);
-                match m.status.state {
-                    State::Working
-                        if !quiet_done && idle.is_some_and(|a| a >= self.shared.quiet_after) =>
-                    {
-                        quiet_done = true;
-                        let c = m.quiet(self.base, now_secs());
-                        self.report(c);
-                    }
-                    State::Working => {}
-                    _ => quiet_done = false,
-                }
+            PaneNow::Closed => self.exited(ctx, false, None, out),
+            PaneNow::Respawned => {
+                self.exit_check = None;
+                self.source = Source::Opening;
+                out.push(Out::Open);
             }
-            if let Some(sig) = crate::signals::pending() {
-                return Some(End::Signal(sig));
+            PaneNow::ServerGone => {
+                self.exit_check = None;
+                self.source = Source::Gone;
+                out.push(Out::Fatal(Error::new(
+                    Kind::ServerExited,
+                    "the tmux server exited during the wait",
+                )));
             }
-            if Instant::now() >= until {
-                return None;
-            }
-            std::thread::sleep(KERNEL_EVERY);
+            PaneNow::Alive if now - since >= EXIT_NOTICE => self.exit_check = None,
+            _ => self.exit_check = Some((since, now + EXIT_POLL)),
         }
+    }
+
+    /// The pane's program ended (`dead`) or the pane closed: the last
+    /// report.
+    fn exited(&mut self, _ctx: &Ctx, dead: bool, status: Option<i32>, out: &mut Vec<Out>) {
+        self.exit_check = None;
+        self.source = Source::Gone;
+        let now = now_secs();
+        let armed = self.machine.is_some();
+        let m = self
+            .machine
+            .get_or_insert_with(|| Machine::new(working(None), Epoch::default(), now, true));
+        if let Some(c) = m.exited(dead, status, now) {
+            out.push(if armed { Out::Change(c) } else { Out::Armed });
+        }
+        out.push(Out::Gone);
     }
 }
 
-enum Alive {
-    Yes,
-    Dead,
+/// A command the shell has forked and not yet started: in the foreground,
+/// under the shell's own name, younger than a few ticks.
+fn just_forked(pane: &PaneInfo, look: &Look) -> bool {
+    if look.reads != Some(Reads::Nothing) {
+        return false;
+    }
+    let Some(fg) = crate::sys::procfs::foreground_group(pane.pane_pid) else {
+        return false;
+    };
+    fg != pane.pane_pid
+        && look.command.is_some()
+        && look.command == shell::program_name(pane.pane_pid)
+        && crate::sys::procfs::age(fg).is_some_and(|a| a < Duration::from_millis(50))
+}
+
+fn working(command: Option<String>) -> Found {
+    Found {
+        state: State::Working,
+        reason: "running",
+        question: None,
+        command,
+        agent: None,
+    }
+}
+
+/// Without a stream: the cursor's line and the screen mode from tmux.
+fn cursor_line(ctx: &Ctx, pane: &str, look: &mut Look) {
+    let reply = tmux_line(ctx, pane, "#{cursor_y}\t#{alternate_on}");
+    let mut f = reply.split('\t');
+    let y = f.next().unwrap_or("0").to_owned();
+    look.alt = f.next() == Some("1");
+    if let Ok(rows) = ctx
+        .socket
+        .run(["capture-pane", "-p", "-t", pane, "-S", &y, "-E", &y])
+    {
+        look.line = rows.join("").trim_end().to_owned();
+    }
+}
+
+fn tmux_line(ctx: &Ctx, pane: &str, format: &str) -> String {
+    ctx.socket
+        .run(["display-message", "-p", "-t", pane, format])
+        .ok()
+        .and_then(|l| l.into_iter().next())
+        .unwrap_or_default()
+}
+
+/// The visible screen, row by row.
+fn screen(ctx: &Ctx, pane: &str) -> Vec<String> {
+    ctx.socket
+        .run(["capture-pane", "-p", "-t", pane])
+        .unwrap_or_default()
+}
+
+enum PaneNow {
+    Alive,
+    /// Its program ended; its exit status once tmux knows it.
+    Dead(Option<i32>),
     Closed,
     Respawned,
-    ServerGone(Error),
+    ServerGone,
 }
 
-fn pane_alive(socket: &Socket, pane: &PaneInfo) -> Alive {
-    let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
-    match socket.run(["display-message", "-p", "-t", &pane.pane_id, fmt]) {
+fn pane_now(ctx: &Ctx, pane: &PaneInfo) -> PaneNow {
+    let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}";
+    match ctx
+        .socket
+        .run(["display-message", "-p", "-t", &pane.pane_id, fmt])
+    {
         Ok(lines) => {
             let line = lines.first().cloned().unwrap_or_default();
             let f: Vec<&str> = line.split('\t').collect();
             if f.first() != Some(&pane.pane_id.as_str()) {
-                Alive::Closed
+                PaneNow::Closed
             } else if f.get(2) == Some(&"1") {
-                Alive::Dead
+                let status = f.get(3).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
+                    f.get(4)
+                        .and_then(|s| s.parse::<i32>().ok())
+                        .map(|sig| 128 + sig)
+                });
+                PaneNow::Dead(status)
             } else if f.get(1) != Some(&pane.pane_pid.to_string().as_str()) {
-                Alive::Respawned
+                PaneNow::Respawned
             } else {
-                Alive::Yes
+                PaneNow::Alive
             }
         }
-        Err(e) if e.kind == Kind::NoPane => Alive::Closed,
-        Err(e) if e.kind == Kind::NoServer => Alive::ServerGone(Error::new(
-            Kind::ServerExited,
-            "the tmux server exited during the wait",
-        )),
-        Err(_) => Alive::Yes,
+        Err(e) if e.kind == Kind::NoPane => PaneNow::Closed,
+        Err(e) if e.kind == Kind::NoServer => PaneNow::ServerGone,
+        Err(_) => PaneNow::Alive,
     }
 }
 
@@ -749,31 +768,4 @@ fn pane_alive(socket: &Socket, pane: &PaneInfo) -> Alive {
 pub fn last_write_age(tty: &str) -> Option<Duration> {
     let m = std::fs::metadata(tty).ok()?.modified().ok()?;
     SystemTime::now().duration_since(m).ok()
-}
-
-/// Whether the pane is dead (its program ended, `remain-on-exit`) and its
-/// exit status (a signal as 128 + N). tmux learns the status a moment
-/// after it marks the pane dead.
-pub fn dead_status(socket: &Socket, pane: &str) -> (bool, Option<i32>) {
-    let fmt = "#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}";
-    let patience = Instant::now() + Duration::from_millis(300);
-    let mut dead = false;
-    while let Ok(lines) = socket.run(["display-message", "-p", "-t", pane, fmt]) {
-        let line = lines.first().cloned().unwrap_or_default();
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.first() != Some(&pane) || f.get(1) != Some(&"1") {
-            break;
-        }
-        dead = true;
-        let status = f.get(2).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
-            f.get(3)
-                .and_then(|s| s.parse::<i32>().ok())
-                .map(|sig| 128 + sig)
-        });
-        if status.is_some() || Instant::now() >= patience {
-            return (true, status);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (dead, None)
 }

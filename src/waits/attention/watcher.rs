@@ -1,33 +1,51 @@
-//! Many panes at once: a thread per pane (see `pane`), one place that
-//! takes their reports in order, and new panes of the targeted windows
-//! and sessions picked up as they appear (a new terminal device in
-//! `/dev/pts` is the kernel's word that a pane may have been made).
-//! `any` decides from the reports when to return; the plugin keeps
-//! marks from the same reports (`plugin`).
+//! Many panes at once, on one thread: every pane's stream connection and
+//! pidfd in one `ppoll`, with the earliest of their timers as its
+//! timeout, so a still pane costs nothing at all. Streams are opened by a
+//! few helper threads (each open waits for the hub and tmux), and new
+//! panes of the watched windows and sessions are picked up as they appear
+//! (a new terminal device in `/dev/pts` is the kernel's word that a pane
+//! may have been made). `any` decides from the events when to return; the
+//! plugin keeps marks from the same events (`plugin`).
 
+use super::feed::Feed;
 use super::machine::{Change, Status, What};
-use super::pane::{self, Msg, Shared};
+use super::pane::{Ctx, Out, PaneWatch, Source};
 use super::report::{AnyResult, PaneReport, Pending};
 use super::targets::{self, Row, Scope};
 use super::{AnyRequest, Profiles};
 use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
 use crate::report::{bound_lines, seconds};
-use crate::tmux::{Socket, Version};
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use crate::tmux::{PaneInfo, Socket, Version};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Threads that open streams (each open costs the hub a tmux command).
+const OPENERS: usize = 16;
+
 /// One pane of the watch.
-#[derive(Debug, Clone)]
 pub struct Entry {
     pub row: Row,
-    /// Its state (None until its watch is armed).
-    pub status: Option<Status>,
-    /// Its thread ended: the pane exited or closed.
+    pub pane: PaneWatch,
+    /// Its watch ended: the pane exited or closed.
     pub gone: bool,
     /// Came after the watch began (a new pane of a watched session).
     pub late: bool,
+    armed: bool,
+    /// Which open of the pane's stream is awaited (a late answer to an
+    /// earlier one is dropped).
+    opening: u64,
+}
+
+impl Entry {
+    pub fn status(&self) -> Option<&Status> {
+        self.pane.status()
+    }
 }
 
 /// What the watch saw next.
@@ -40,18 +58,53 @@ pub enum Event {
     Gone(usize),
 }
 
+/// What other threads tell the loop.
+enum Msg {
+    Opened {
+        pane: String,
+        opening: u64,
+        result: Result<Feed>,
+    },
+    Rescan,
+    Signal(i32),
+}
+
+struct Job {
+    pane: PaneInfo,
+    opening: u64,
+}
+
+/// Wakes the loop from another thread.
+#[derive(Clone)]
+struct Waker {
+    tx: Sender<Msg>,
+    pipe: Arc<UnixStream>,
+}
+
+impl Waker {
+    fn send(&self, m: Msg) -> bool {
+        let ok = self.tx.send(m).is_ok();
+        let _ = (&*self.pipe).write(&[1]);
+        ok
+    }
+}
+
 pub struct Watch {
     socket: Socket,
     scopes: Vec<Scope>,
     version: Version,
-    shared: Arc<Shared>,
-    rx: Receiver<Msg>,
+    ctx: Ctx,
     pub entries: Vec<Entry>,
     unarmed: usize,
+    queue: VecDeque<Event>,
+    rx: Receiver<Msg>,
+    wake_end: UnixStream,
+    jobs: Sender<Job>,
+    buf: Vec<u8>,
 }
 
 impl Watch {
-    /// Start watching every pane `targets` cover.
+    /// Start watching every pane `scopes` cover.
     pub fn start(
         socket: &Socket,
         scopes: Vec<Scope>,
@@ -66,24 +119,63 @@ impl Watch {
         }
         let version = socket.version().unwrap_or(Version(3, 2));
         let (tx, rx) = channel();
-        let shared = Arc::new(Shared::new(
-            socket.clone(),
-            quiet_after,
-            patterns,
-            profiles,
-            tx.clone(),
-        ));
+        let (wake_end, pipe) =
+            UnixStream::pair().map_err(|e| Error::io("cannot make a pipe", e))?;
+        crate::sys::set_nonblocking(wake_end.as_raw_fd())
+            .map_err(|e| Error::io("cannot make a pipe", e))?;
+        crate::sys::set_nonblocking(pipe.as_raw_fd())
+            .map_err(|e| Error::io("cannot make a pipe", e))?;
+        let waker = Waker {
+            tx,
+            pipe: Arc::new(pipe),
+        };
+        {
+            let w = waker.clone();
+            crate::signals::route_to(move |sig| {
+                w.send(Msg::Signal(sig));
+            });
+        }
+        let (jobs, job_rx) = channel::<Job>();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        for _ in 0..OPENERS.min(rows.len()) {
+            let (job_rx, waker, socket) = (job_rx.clone(), waker.clone(), socket.clone());
+            let _ = std::thread::Builder::new()
+                .name("attention-open".into())
+                .spawn(move || {
+                    loop {
+                        let job = match job_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(job) = job else { return };
+                        let deadline = Instant::now() + Duration::from_secs(10);
+                        let result = Feed::open(&socket, &job.pane, deadline);
+                        let m = Msg::Opened {
+                            pane: job.pane.pane_id.clone(),
+                            opening: job.opening,
+                            result,
+                        };
+                        if !waker.send(m) {
+                            return;
+                        }
+                    }
+                });
+        }
         if scopes.iter().any(|s| !matches!(s, Scope::Pane(_))) {
-            watch_new_terminals(tx);
+            watch_new_terminals(waker);
         }
         let mut w = Watch {
             socket: socket.clone(),
             scopes,
             version,
-            shared,
-            rx,
+            ctx: Ctx::new(socket.clone(), quiet_after, patterns, profiles),
             entries: Vec::new(),
             unarmed: rows.len(),
+            queue: VecDeque::new(),
+            rx,
+            wake_end,
+            jobs,
+            buf: vec![0u8; 256 * 1024],
         };
         for r in rows {
             w.add(r, false);
@@ -92,12 +184,39 @@ impl Watch {
     }
 
     fn add(&mut self, row: Row, late: bool) {
-        pane::spawn(self.shared.clone(), row.info(self.version));
-        self.entries.push(Entry {
+        let info = row.info(self.version);
+        let e = Entry {
+            pane: PaneWatch::new(info),
             row,
-            status: None,
             gone: false,
             late,
+            armed: false,
+            opening: 0,
+        };
+        let i = match self
+            .entries
+            .iter()
+            .position(|x| x.row.pane_id == e.row.pane_id)
+        {
+            Some(i) => {
+                self.entries[i] = e;
+                i
+            }
+            None => {
+                self.entries.push(e);
+                self.entries.len() - 1
+            }
+        };
+        self.open(i);
+    }
+
+    fn open(&mut self, i: usize) {
+        let e = &mut self.entries[i];
+        e.opening += 1;
+        e.pane.source = Source::Opening;
+        let _ = self.jobs.send(Job {
+            pane: e.pane.pane.clone(),
+            opening: e.opening,
         });
     }
 
@@ -105,45 +224,116 @@ impl Watch {
         self.entries.iter().position(|e| e.row.pane_id == pane)
     }
 
+    /// Take what pane `i` found.
+    fn collect(&mut self, i: usize, outs: Vec<Out>) -> Result<()> {
+        for o in outs {
+            match o {
+                Out::Armed => {
+                    let e = &mut self.entries[i];
+                    if !e.armed {
+                        e.armed = true;
+                        if !e.late {
+                            self.unarmed -= 1;
+                        }
+                    }
+                    self.queue.push_back(Event::Armed(i));
+                    if self.unarmed == 0 {
+                        self.unarmed = usize::MAX;
+                        self.queue.push_back(Event::AllArmed);
+                    }
+                }
+                Out::Change(c) => self.queue.push_back(Event::Change(i, c)),
+                Out::Gone => {
+                    self.entries[i].gone = true;
+                    self.queue.push_back(Event::Gone(i));
+                }
+                Out::Fatal(e) => return Err(e),
+                Out::Open => self.open(i),
+            }
+        }
+        Ok(())
+    }
+
+    fn message(&mut self, m: Msg) -> Result<()> {
+        match m {
+            Msg::Opened {
+                pane,
+                opening,
+                result,
+            } => {
+                let Some(i) = self.index(&pane) else {
+                    return Ok(());
+                };
+                if self.entries[i].opening != opening {
+                    return Ok(());
+                }
+                let mut out = Vec::new();
+                self.entries[i].pane.opened(&self.ctx, result, &mut out);
+                self.collect(i, out)
+            }
+            Msg::Rescan => {
+                self.rescan();
+                Ok(())
+            }
+            Msg::Signal(sig) => Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+        }
+    }
+
     /// The next event, or None at `deadline`.
     pub fn next(&mut self, deadline: Instant) -> Result<Option<Event>> {
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let msg = match self.rx.recv_timeout(left) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(Error::new(Kind::Tmux, "every pane's watch ended"));
-                }
-            };
-            match msg {
-                Msg::Armed { pane, status } => {
-                    let Some(i) = self.index(&pane) else { continue };
-                    if self.entries[i].status.is_none() && !self.entries[i].late {
-                        self.unarmed -= 1;
+            if let Some(e) = self.queue.pop_front() {
+                return Ok(Some(e));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let mut fds = vec![crate::sys::pollfd(self.wake_end.as_raw_fd(), libc::POLLIN)];
+            let mut who: Vec<(usize, bool)> = Vec::new();
+            let mut wake = deadline;
+            for (i, e) in self.entries.iter().enumerate() {
+                if let Source::Stream(f) = &e.pane.source {
+                    fds.push(crate::sys::pollfd(f.conn_fd(), libc::POLLIN));
+                    who.push((i, false));
+                    if let Some(p) = f.pid_fd() {
+                        fds.push(crate::sys::pollfd(p, libc::POLLIN));
+                        who.push((i, true));
                     }
-                    self.entries[i].status = Some(status);
-                    if self.unarmed == 0 && !self.entries[i].late {
-                        self.unarmed = usize::MAX;
-                        return Ok(Some(Event::AllArmed));
-                    }
-                    return Ok(Some(Event::Armed(i)));
                 }
-                Msg::Change { pane, change } => {
-                    let Some(i) = self.index(&pane) else { continue };
-                    if matches!(change.what, What::State(_)) {
-                        self.entries[i].status = Some(change.status.clone());
-                    }
-                    return Ok(Some(Event::Change(i, change)));
+                if let Some(w) = e.pane.wake() {
+                    wake = wake.min(w);
                 }
-                Msg::Gone { pane } => {
-                    let Some(i) = self.index(&pane) else { continue };
-                    self.entries[i].gone = true;
-                    return Ok(Some(Event::Gone(i)));
+            }
+            ppoll(&mut fds, wake.saturating_duration_since(now));
+            if fds[0].revents != 0 {
+                let mut b = [0u8; 256];
+                while matches!((&self.wake_end).read(&mut b), Ok(n) if n > 0) {}
+                while let Ok(m) = self.rx.try_recv() {
+                    self.message(m)?;
                 }
-                Msg::Fatal(e) => return Err(e),
-                Msg::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
-                Msg::Rescan => self.rescan(),
+            }
+            for (k, (i, pid)) in who.into_iter().enumerate() {
+                if fds[k + 1].revents == 0 {
+                    continue;
+                }
+                let mut out = Vec::new();
+                if pid {
+                    self.entries[i].pane.pid_exited();
+                } else {
+                    self.entries[i]
+                        .pane
+                        .readable(&self.ctx, &mut self.buf, &mut out);
+                }
+                self.collect(i, out)?;
+            }
+            let now = Instant::now();
+            for i in 0..self.entries.len() {
+                if self.entries[i].pane.wake().is_some_and(|w| w <= now) {
+                    let mut out = Vec::new();
+                    self.entries[i].pane.timer(&self.ctx, now, &mut out);
+                    self.collect(i, out)?;
+                }
             }
         }
     }
@@ -157,10 +347,7 @@ impl Watch {
         for r in targets::select(&all, &self.scopes) {
             match self.index(&r.pane_id) {
                 None => self.add(r, true),
-                Some(i) if self.entries[i].gone && !r.dead => {
-                    self.entries.remove(i);
-                    self.add(r, true);
-                }
+                Some(i) if self.entries[i].gone && !r.dead => self.add(r, true),
                 Some(_) => {}
             }
         }
@@ -171,28 +358,39 @@ impl Watch {
     pub fn report(&self, i: usize, change: &Change, tail: bool) -> PaneReport {
         let e = &self.entries[i];
         let (mut session, mut window) = (e.row.session_name.clone(), e.row.window_index);
-        if !e.gone
-            && let Ok(l) = self.socket.run([
-                "display-message",
-                "-p",
-                "-t",
-                &e.row.pane_id,
-                "#{pane_id}\t#{window_index}\t#{session_name}",
-            ])
-            && let Some(line) = l.first()
-        {
+        let s = |a: &str| a.to_owned();
+        let p = e.row.pane_id.clone();
+        let mut cmds = vec![vec![
+            s("display-message"),
+            s("-p"),
+            s("-t"),
+            p.clone(),
+            s("#{pane_id}\t#{window_index}\t#{session_name}"),
+        ]];
+        if tail {
+            cmds.push(vec![
+                s("capture-pane"),
+                s("-p"),
+                s("-J"),
+                s("-t"),
+                p.clone(),
+            ]);
+        }
+        let replies = if e.gone {
+            Vec::new()
+        } else {
+            self.socket.batch(&cmds).unwrap_or_default()
+        };
+        if let Some(line) = replies.first().and_then(|r| r.first()) {
             let f: Vec<&str> = line.splitn(3, '\t').collect();
-            if f.len() == 3 && f[0] == e.row.pane_id {
+            if f.len() == 3 && f[0] == p {
                 window = f[1].parse().unwrap_or(window);
                 session = f[2].to_owned();
             }
         }
-        let mut r = PaneReport::new(&e.row.pane_id, &session, window, change);
+        let mut r = PaneReport::new(&p, &session, window, change);
         if tail {
-            let rows = self
-                .socket
-                .run(["capture-pane", "-p", "-J", "-t", &e.row.pane_id])
-                .unwrap_or_default();
+            let rows = replies.get(1).cloned().unwrap_or_default();
             r.tail = Some(bound_lines(crate::engine::trim_rows(rows), true));
         }
         r
@@ -206,14 +404,28 @@ impl Watch {
             .filter(|(i, _)| Some(*i) != except)
             .map(|(_, e)| Pending {
                 pane_id: e.row.pane_id.clone(),
-                state: e.status.as_ref().map_or("unknown", |s| s.state.as_str()),
+                state: e.status().map_or("unknown", |s| s.state.as_str()),
             })
             .collect()
     }
+}
 
-    pub fn socket(&self) -> &Socket {
-        &self.socket
-    }
+/// `poll` with a timeout to the microsecond (a debounce of a millisecond
+/// must not become two).
+fn ppoll(fds: &mut [libc::pollfd], timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as _,
+    };
+    // SAFETY: `fds` is a valid slice of pollfd; no signal mask is changed.
+    unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
 }
 
 /// `tmux-wait any`: until a pane changes into a state `--until` names (or
@@ -258,7 +470,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
                 }
                 if req.now {
                     for (i, e) in w.entries.iter().enumerate() {
-                        if let Some(s) = &e.status
+                        if let Some(s) = e.status()
                             && req.until.has(What::State(s.state))
                         {
                             hits.push((i, now_change(s)));
@@ -267,7 +479,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
                 }
                 if req.ndjson && req.now {
                     for (i, e) in w.entries.iter().enumerate() {
-                        if let Some(s) = &e.status
+                        if let Some(s) = e.status()
                             && req.until.has(What::State(s.state))
                         {
                             emit(
@@ -282,7 +494,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
                 // A pane that came after the start, watched now.
                 if armed_all
                     && req.now
-                    && let Some(s) = &w.entries[i].status
+                    && let Some(s) = w.entries[i].status()
                     && req.until.has(What::State(s.state))
                 {
                     hits.push((i, now_change(s)));
@@ -303,7 +515,26 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
         }
         for (i, c) in hits {
             if !req.all {
+                if std::env::var_os("TW_TRACE").is_some() {
+                    eprintln!(
+                        "decided {:?} since {}",
+                        std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .unwrap()
+                            .as_secs_f64(),
+                        c.status.since
+                    );
+                }
                 let r = w.report(i, &c, true);
+                if std::env::var_os("TW_TRACE").is_some() {
+                    eprintln!(
+                        "reported {:?}",
+                        std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .unwrap()
+                            .as_secs_f64()
+                    );
+                }
                 return Ok(done(start, "attention", Some(r), None, w.pending(Some(i))));
             }
             if reached[i].is_none() {
@@ -335,7 +566,7 @@ fn now_change(s: &Status) -> Change {
 
 /// Send `Rescan` when a terminal device appears (a pane may have been
 /// made): inotify on `/dev/pts` (Linux); elsewhere every two seconds.
-fn watch_new_terminals(tx: std::sync::mpsc::Sender<Msg>) {
+fn watch_new_terminals(tx: Waker) {
     let _ = std::thread::Builder::new()
         .name("new-panes".into())
         .spawn(move || {
@@ -356,14 +587,14 @@ fn watch_new_terminals(tx: std::sync::mpsc::Sender<Msg>) {
                     // finish making the pane, then look once.
                     std::thread::sleep(Duration::from_millis(20));
                     drain(fd, &mut buf);
-                    if tx.send(Msg::Rescan).is_err() {
+                    if !tx.send(Msg::Rescan) {
                         return;
                     }
                 }
             }
             loop {
                 std::thread::sleep(Duration::from_secs(2));
-                if tx.send(Msg::Rescan).is_err() {
+                if !tx.send(Msg::Rescan) {
                     return;
                 }
             }
