@@ -35,14 +35,5 @@ fn main() {
             error::exit::of_failure(error::Kind::Io, is_run)
         }
     };
-    if std::env::var_os("TW_TRACE").is_some() {
-        eprintln!(
-            "exiting {:?}",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_secs_f64()
-        );
-    }
     std::process::exit(code);
 }

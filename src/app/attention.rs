@@ -72,15 +72,6 @@ pub(super) fn any_command(socket: Socket, a: &AnyArgs, clamps: &mut Clamps) -> i
     });
     match r {
         Ok(r) => {
-            if std::env::var_os("TW_TRACE").is_some() {
-                eprintln!(
-                    "returned {:?}",
-                    std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .unwrap()
-                        .as_secs_f64()
-                );
-            }
             show(json, &r, || r.human());
             r.exit_code()
         }

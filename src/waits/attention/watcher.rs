@@ -515,26 +515,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
         }
         for (i, c) in hits {
             if !req.all {
-                if std::env::var_os("TW_TRACE").is_some() {
-                    eprintln!(
-                        "decided {:?} since {}",
-                        std::time::SystemTime::now()
-                            .duration_since(std::time::UNIX_EPOCH)
-                            .unwrap()
-                            .as_secs_f64(),
-                        c.status.since
-                    );
-                }
                 let r = w.report(i, &c, true);
-                if std::env::var_os("TW_TRACE").is_some() {
-                    eprintln!(
-                        "reported {:?}",
-                        std::time::SystemTime::now()
-                            .duration_since(std::time::UNIX_EPOCH)
-                            .unwrap()
-                            .as_secs_f64()
-                    );
-                }
                 return Ok(done(start, "attention", Some(r), None, w.pending(Some(i))));
             }
             if reached[i].is_none() {
