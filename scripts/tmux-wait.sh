@@ -3,7 +3,9 @@
 # through run-shell -b): start a watch, show the menu, or build the helper.
 # Usage: tmux-wait.sh text|done|quiet PANE_ID
 #        tmux-wait.sh menu CLIENT_NAME
-#        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME)
+#        tmux-wait.sh attention SESSION_ID CLIENT_NAME   (toggle)
+#        tmux-wait.sh next CLIENT_NAME   (the next pane that needs you)
+#        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME; attention)
 #        tmux-wait.sh build
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -74,6 +76,12 @@ main() {
         menu)
             run_helper menu -c "$target"
             ;;
+        attention)
+            run_helper attention toggle -t "$target" -c "${3:-}"
+            ;;
+        next)
+            run_helper attention next -c "$target"
+            ;;
         sync)
             # A build's notice from an earlier load (the helper is here now).
             if [[ "$(get_tmux_option "$status_option" "")" == *"tmux-wait: "* ]]; then
@@ -82,6 +90,7 @@ main() {
                 run_helper status
             fi
             run_helper hooks sync
+            run_helper attention sync
             ;;
         *)
             tw_message "unknown action '$action'"

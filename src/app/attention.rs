@@ -103,12 +103,16 @@ pub(super) fn attention_command(socket: Socket, a: AttentionArgs) -> i32 {
     use attention::plugin;
     let r = match a.command {
         AttentionCommand::Serve => plugin::serve(&socket),
-        AttentionCommand::Toggle { target, client } => {
-            plugin::toggle(&socket, &target, client.as_deref())
-        }
+        AttentionCommand::Toggle { target, client } => plugin::toggle(
+            &socket,
+            &target,
+            client.as_deref().filter(|c| !c.is_empty()),
+        ),
         AttentionCommand::Sync => plugin::sync(&socket),
         AttentionCommand::Visit => plugin::visit(&socket),
-        AttentionCommand::Next { client } => plugin::next(&socket, client.as_deref()),
+        AttentionCommand::Next { client } => {
+            plugin::next(&socket, client.as_deref().filter(|c| !c.is_empty()))
+        }
     };
     match r {
         Ok(()) => exit::OK,

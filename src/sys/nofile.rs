@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static ORIGINAL: AtomicU64 = AtomicU64::new(0);
 
 /// The soft and hard limits now.
+#[allow(clippy::unnecessary_cast)] // rlim_t is not u64 everywhere
 pub fn limits() -> Option<(u64, u64)> {
     let mut r = libc::rlimit {
         rlim_cur: 0,

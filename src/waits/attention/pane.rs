@@ -227,7 +227,7 @@ impl PaneWatch {
     }
 
     /// The stream asked for is open (or could not be had).
-    pub fn opened(&mut self, ctx: &Ctx, r: Result<Feed>, out: &mut Vec<Out>) {
+    pub fn opened(&mut self, ctx: &Ctx, r: Result<Box<Feed>>, out: &mut Vec<Out>) {
         match r {
             Ok(feed) => {
                 self.failures = 0;
@@ -236,7 +236,7 @@ impl PaneWatch {
                 self.prompts = 0;
                 self.timers = Timers::new();
                 self.partial_hit = None;
-                self.source = Source::Stream(Box::new(feed));
+                self.source = Source::Stream(feed);
                 let first = self.machine.is_none();
                 self.look(ctx, first, out);
             }

@@ -63,7 +63,7 @@ enum Msg {
     Opened {
         pane: String,
         opening: u64,
-        result: Result<Feed>,
+        result: Result<Box<Feed>>,
     },
     Rescan,
     Signal(i32),
@@ -149,7 +149,7 @@ impl Watch {
                         };
                         let Ok(job) = job else { return };
                         let deadline = Instant::now() + Duration::from_secs(10);
-                        let result = Feed::open(&socket, &job.pane, deadline);
+                        let result = Feed::open(&socket, &job.pane, deadline).map(Box::new);
                         let m = Msg::Opened {
                             pane: job.pane.pane_id.clone(),
                             opening: job.opening,
