@@ -123,14 +123,13 @@ impl AnyResult {
     }
 
     pub fn human(&self) -> String {
-        let elapsed = format!("after {:.3}s", self.elapsed_seconds);
         match (self.outcome, &self.pane, &self.panes) {
-            ("attention", Some(p), _) => format!("{} {elapsed}", p.human()),
-            ("all", _, Some(ps)) => {
-                let mut lines: Vec<String> = ps.iter().map(PaneReport::human).collect();
-                lines.push(format!("all {} panes {elapsed}", ps.len()));
-                lines.join("\n")
-            }
+            ("attention", Some(p), _) => p.human(),
+            ("all", _, Some(ps)) => ps
+                .iter()
+                .map(PaneReport::human)
+                .collect::<Vec<_>>()
+                .join("\n"),
             _ => {
                 let states: Vec<String> = self
                     .pending
