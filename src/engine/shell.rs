@@ -70,7 +70,10 @@ pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
             if live.iter().any(|(_, st)| *st == 'R' || *st == 'D') {
                 return (Reads::Nothing, None);
             }
-            match live.iter().rev().find(|(_, st)| *st == 'S') {
+            // The leader when it lives (the program, as its own execs
+            // left it), else the last (a pipeline's reader).
+            let leader = live.iter().find(|(p, st)| *p == fg && *st == 'S');
+            match leader.or_else(|| live.iter().rev().find(|(_, st)| *st == 'S')) {
                 Some((pid, _)) => (Reads::Keys, Some(*pid)),
                 None => (Reads::Nothing, None),
             }

@@ -40,6 +40,11 @@ pub struct Feed {
     width_checked: Instant,
     look_next: bool,
     look_owed: bool,
+    /// The last chunk was small and left a line open (a prompt, a
+    /// question): the program that wrote it is likely reading already.
+    ends_open: bool,
+    /// Line feeds the stream held (typed ones included).
+    newlines: u64,
 }
 
 /// What a turn of reading found.
@@ -140,6 +145,8 @@ impl Feed {
             width_checked: Instant::now(),
             look_next: false,
             look_owed: false,
+            ends_open: false,
+            newlines: 0,
         })
     }
 
@@ -150,6 +157,16 @@ impl Feed {
     /// Readable once the pane's process exited (None: not watched so).
     pub fn pid_fd(&self) -> Option<RawFd> {
         self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Line feeds so far: a line ended (an answer, the program's output).
+    pub fn newlines(&self) -> u64 {
+        self.newlines
+    }
+
+    /// The last chunk was small and left its line open.
+    pub fn ends_open(&self) -> bool {
+        self.ends_open
     }
 
     /// The pidfd reported the exit: no need to poll it again.
@@ -223,6 +240,8 @@ impl Feed {
             self.look_owed = false;
         }
         self.look_next = reading;
+        self.ends_open = d.len() <= SMALL_CHUNK && !d.ends_with(b"\n");
+        self.newlines += memchr::memchr_iter(b'\n', d).count() as u64;
         self.tracker.feed_hinted(d, now, hint);
     }
 

@@ -264,9 +264,13 @@ pub fn judge(
             Verdict::Is(Found::asking(reason, &q, cmd))
         }
         Some(Reads::Keys) => {
-            let shell = cmd.as_deref().is_some_and(|c| SHELLS.contains(&c));
-            let remote = cmd.as_deref().is_some_and(|c| REMOTE.contains(&c));
-            if shell || (remote && look.editor_reading && !look.alt) {
+            // A nested shell, or one at the end of an ssh, at its prompt:
+            // its line editor says so in the stream (a program that only
+            // has a shell's name, a script starting up, does not).
+            let shell = cmd
+                .as_deref()
+                .is_some_and(|c| SHELLS.contains(&c) || REMOTE.contains(&c));
+            if shell && look.editor_reading && !look.alt {
                 return Verdict::Is(Found::new(State::Prompt, "at_prompt", None));
             }
             if let Some(agent) = &look.busy {
@@ -337,6 +341,8 @@ pub struct Epoch {
     pub prompts: u32,
     /// Characters programs wrote (echo left out).
     pub written: u64,
+    /// Lines ended (an answer typed, a program's output).
+    pub lines: u64,
 }
 
 /// A pane's state over time.
@@ -352,6 +358,9 @@ pub struct Machine {
     /// An exit status the stream gave (OSC 133 D, `run`'s end) for the
     /// next prompt.
     pending_status: Option<i32>,
+    /// The prompt now was seen by the kernel before the shell's mark for
+    /// it arrived: the next mark is this prompt's, not a new one.
+    unmarked_prompt: bool,
 }
 
 impl Machine {
@@ -364,6 +373,7 @@ impl Machine {
             marks,
             last_command: None,
             pending_status: None,
+            unmarked_prompt: false,
         }
     }
 
@@ -385,6 +395,16 @@ impl Machine {
         }
         let new = match (cur.state, found.state) {
             (a, b) if a != b => true,
+            // The mark of the prompt seen already: one absorbed.
+            (State::Prompt, State::Prompt)
+                if self.unmarked_prompt && epoch.prompts > self.epoch.prompts =>
+            {
+                self.unmarked_prompt = false;
+                let again = epoch.prompts > self.epoch.prompts + 1;
+                self.epoch.prompts += 1;
+                again
+            }
+            (State::Prompt, State::Prompt) if self.unmarked_prompt => false,
             (State::Prompt, State::Prompt) => {
                 epoch.prompts > self.epoch.prompts
                     || (!self.marks && epoch.written > self.epoch.written)
@@ -454,6 +474,7 @@ impl Machine {
             exit = self.pending_status.take();
             found.reason = "command_finished";
             found.command = self.last_command.clone();
+            self.unmarked_prompt = self.marks && epoch.prompts <= self.epoch.prompts;
         }
         self.status = dated(found, exit, now);
         self.epoch = epoch;
@@ -527,9 +548,14 @@ mod tests {
         assert_eq!(f.reason, "reads_password");
         let f = found(j(&look(Reads::Keys, ">>>", "python3"), None));
         assert_eq!((f.state, f.reason), (State::Asking, "repl_prompt"));
-        // A nested shell's line editor is a prompt, not a question.
-        let f = found(j(&look(Reads::Keys, "$", "bash"), None));
-        assert_eq!(f.state, State::Prompt);
+        // A nested shell's line editor is a prompt, not a question; a
+        // process that only has a shell's name is not.
+        let mut nested = look(Reads::Keys, "$", "bash");
+        nested.editor_reading = true;
+        assert_eq!(found(j(&nested, None)).state, State::Prompt);
+        let mut script = look(Reads::Keys, "", "bash");
+        script.still = Duration::ZERO;
+        assert_eq!(j(&script, None), Verdict::NotStill);
         // Key by key, not at a REPL prompt: wait for stillness, then the
         // screen decides.
         let mut l = look(Reads::Keys, "", "less");
@@ -553,7 +579,11 @@ mod tests {
     }
 
     fn epoch(prompts: u32, written: u64) -> Epoch {
-        Epoch { prompts, written }
+        Epoch {
+            prompts,
+            written,
+            lines: written / 10,
+        }
     }
 
     fn asking(q: &str) -> Found {
@@ -601,6 +631,13 @@ mod tests {
         assert!(m.apply(back.clone(), epoch(2, 30), 3.1).is_none());
         // A command too quick to be seen running: the prompt count says.
         assert!(m.apply(back.clone(), epoch(3, 31), 4.0).is_some());
+        // The kernel sees the prompt before its mark arrives: the mark is
+        // that prompt's, not another.
+        let running = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(m.apply(running.clone(), epoch(3, 40), 5.0).is_some());
+        assert!(m.apply(back.clone(), epoch(3, 41), 6.0).is_some());
+        assert!(m.apply(back.clone(), epoch(4, 45), 6.1).is_none());
+        assert!(m.apply(back.clone(), epoch(5, 50), 7.0).is_some());
         // A shell that marks no prompts (dash): new output before it.
         let mut m = Machine::new(back.clone(), epoch(0, 10), 0.0, false);
         assert!(m.apply(back.clone(), epoch(0, 10), 1.0).is_none());

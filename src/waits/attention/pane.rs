@@ -59,6 +59,9 @@ pub const RETRY_STREAM: Duration = Duration::from_secs(10);
 const EXIT_POLL: Duration = Duration::from_millis(5);
 const EXIT_NOTICE: Duration = Duration::from_secs(10);
 const STATUS_PATIENCE: Duration = Duration::from_millis(300);
+/// Looks `/proc` may fail to answer in a row (processes vanishing as they
+/// are looked at) before tmux's word is taken.
+const UNKNOWN_TRIES: u32 = 5;
 
 /// What every pane's look needs.
 pub struct Ctx {
@@ -143,6 +146,8 @@ pub struct PaneWatch {
     exit_check: Option<(Instant, Instant)>,
     /// Opening failed this many times in a row.
     failures: u32,
+    /// Looks in a row `/proc` could not answer.
+    unknowns: u32,
 }
 
 #[derive(Debug)]
@@ -165,10 +170,13 @@ impl Timers {
         }
     }
 
-    fn data(&mut self, now: Instant) {
+    /// Output came; `open`: it left a short line open (a question, a
+    /// prompt), so its writer is likely reading already: look at once.
+    fn data(&mut self, now: Instant, open: bool) {
         self.last_data = now;
         let burst = *self.burst.get_or_insert(now);
-        self.probe = Some((now + DEBOUNCE).min(burst + FLOOD_EVERY));
+        let debounce = if open { Duration::ZERO } else { DEBOUNCE };
+        self.probe = Some((now + debounce).min(burst + FLOOD_EVERY));
         self.step = 0;
         self.quiet = None;
     }
@@ -196,6 +204,7 @@ impl PaneWatch {
             keys_fg: false,
             exit_check: None,
             failures: 0,
+            unknowns: 0,
         }
     }
 
@@ -219,6 +228,7 @@ impl PaneWatch {
             Source::Stream(f) => Epoch {
                 prompts: self.base.prompts + f.tracker().prompts().0,
                 written: self.base.written + f.tracker().written(),
+                lines: self.base.lines + f.newlines(),
             },
             _ => self.base,
         }
@@ -353,6 +363,7 @@ impl PaneWatch {
             return;
         };
         let items = feed.items();
+        let open = feed.ends_open();
         let t = feed.tracker();
         let partial = t.current_output();
         let (bells, prompts) = (t.bells(), t.prompts().0);
@@ -406,7 +417,7 @@ impl PaneWatch {
         }
         let now = Instant::now();
         if data {
-            self.timers.data(now);
+            self.timers.data(now, open);
         }
         // A shell's prompt mark (bracketed paste on, OSC 133): look now;
         // the kernel says whether it is the shell's (a full-screen editor
@@ -421,10 +432,19 @@ impl PaneWatch {
     /// the watch starts from (a key-by-key reader is judged from its
     /// screen at once).
     fn look(&mut self, ctx: &Ctx, first: bool, out: &mut Vec<Out>) {
+        let first = first || self.machine.is_none();
         let now = Instant::now();
         self.timers.burst = None;
         let streamed = matches!(self.source, Source::Stream(_));
-        let mut look = self.kernel_look(ctx);
+        let (mut look, transient) = self.kernel_look(ctx);
+        if transient && self.unknowns < UNKNOWN_TRIES {
+            // Processes came and went while the kernel was asked (a
+            // command starting up): ask again in a moment.
+            self.unknowns += 1;
+            self.timers.probe = Some(now + Duration::from_millis(3));
+            return;
+        }
+        self.unknowns = 0;
         self.keys_fg = look.reads == Some(Reads::Keys);
         look.still = if first || !streamed {
             Duration::MAX
@@ -485,11 +505,13 @@ impl PaneWatch {
                 self.report(c, out);
             }
         }
-        self.after_look(ctx, look.reads);
+        self.after_look(ctx, look.reads, first);
     }
 
-    /// The next look, from what this one found.
-    fn after_look(&mut self, ctx: &Ctx, reads: Option<Reads>) {
+    /// The next look, from what this one found (`first`: the look the
+    /// watch starts from, after no output: nothing to look again for but
+    /// the quiet time).
+    fn after_look(&mut self, ctx: &Ctx, reads: Option<Reads>, first: bool) {
         let Some(m) = &self.machine else { return };
         if self.timers.probe.is_some_and(|p| p > Instant::now()) {
             return; // a look that waits for stillness set it
@@ -498,10 +520,18 @@ impl PaneWatch {
         self.timers.probe = None;
         match m.status.state {
             State::Working => {
-                self.timers.step += 1;
+                let now = Instant::now();
+                // The next of the times after the last output still ahead.
+                while BACKOFF
+                    .get(self.timers.step)
+                    .is_some_and(|d| last + *d <= now)
+                {
+                    self.timers.step += 1;
+                }
                 self.timers.probe = BACKOFF
                     .get(self.timers.step)
-                    .map(|d| (last + *d).max(Instant::now() + Duration::from_millis(1)));
+                    .filter(|_| !first)
+                    .map(|d| last + *d);
                 if self.timers.quiet.is_none() {
                     self.timers.quiet = Some(last + ctx.quiet_after);
                 }
@@ -514,8 +544,9 @@ impl PaneWatch {
     }
 
     /// What the kernel (or, without `/proc`, tmux) says of the terminal,
-    /// with what the stream says of the cursor's line.
-    fn kernel_look(&self, ctx: &Ctx) -> Look {
+    /// with what the stream says of the cursor's line; true when `/proc`
+    /// could not say this time (tmux's word stands in).
+    fn kernel_look(&self, ctx: &Ctx) -> (Look, bool) {
         let (pid, tty) = (self.pane.pane_pid, self.pane.pane_tty.as_str());
         let mut look = Look::default();
         let streamed = if let Source::Stream(f) = &self.source {
@@ -539,7 +570,7 @@ impl PaneWatch {
                 if !streamed {
                     cursor_line(ctx, &self.pane.pane_id, &mut look);
                 }
-                return look;
+                return (look, false);
             }
         }
         let reply = tmux_line(ctx, &self.pane.pane_id, "#{pane_current_command}");
@@ -549,7 +580,7 @@ impl PaneWatch {
         if !streamed {
             cursor_line(ctx, &self.pane.pane_id, &mut look);
         }
-        look
+        (look, shell::proc_available())
     }
 }
 

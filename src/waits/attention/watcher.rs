@@ -21,11 +21,13 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Threads that open streams (each open costs the hub a tmux command).
+/// Threads that open streams at most (each open waits for the hub's tmux
+/// command).
 const OPENERS: usize = 16;
 
 /// One pane of the watch.
@@ -99,8 +101,66 @@ pub struct Watch {
     queue: VecDeque<Event>,
     rx: Receiver<Msg>,
     wake_end: UnixStream,
-    jobs: Sender<Job>,
+    openers: Openers,
     buf: Vec<u8>,
+}
+
+/// The threads that open streams: up to `OPENERS` while there are streams
+/// to open, none once they have been idle for a second.
+struct Openers {
+    jobs: Sender<Job>,
+    rx: Arc<Mutex<Receiver<Job>>>,
+    live: Arc<AtomicUsize>,
+    waker: Waker,
+    socket: Socket,
+}
+
+impl Openers {
+    fn open(&self, job: Job) {
+        let _ = self.jobs.send(job);
+        // (Counted after the send: an opener that gave up meanwhile has
+        // counted itself out, and one more is started.)
+        if self.live.load(Ordering::SeqCst) >= OPENERS {
+            return;
+        }
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let (rx, live, waker, socket) = (
+            self.rx.clone(),
+            self.live.clone(),
+            self.waker.clone(),
+            self.socket.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("attention-open".into())
+            .spawn(move || {
+                loop {
+                    let job = {
+                        let Ok(rx) = rx.lock() else { return };
+                        match rx.recv_timeout(Duration::from_secs(1)) {
+                            Ok(job) => job,
+                            Err(_) => {
+                                // Counted out while holding the queue.
+                                live.fetch_sub(1, Ordering::SeqCst);
+                                return;
+                            }
+                        }
+                    };
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    let result = Feed::open(&socket, &job.pane, deadline).map(Box::new);
+                    let m = Msg::Opened {
+                        pane: job.pane.pane_id.clone(),
+                        opening: job.opening,
+                        result,
+                    };
+                    if !waker.send(m) {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Watch {
@@ -136,31 +196,13 @@ impl Watch {
             });
         }
         let (jobs, job_rx) = channel::<Job>();
-        let job_rx = Arc::new(Mutex::new(job_rx));
-        for _ in 0..OPENERS.min(rows.len()) {
-            let (job_rx, waker, socket) = (job_rx.clone(), waker.clone(), socket.clone());
-            let _ = std::thread::Builder::new()
-                .name("attention-open".into())
-                .spawn(move || {
-                    loop {
-                        let job = match job_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        let Ok(job) = job else { return };
-                        let deadline = Instant::now() + Duration::from_secs(10);
-                        let result = Feed::open(&socket, &job.pane, deadline).map(Box::new);
-                        let m = Msg::Opened {
-                            pane: job.pane.pane_id.clone(),
-                            opening: job.opening,
-                            result,
-                        };
-                        if !waker.send(m) {
-                            return;
-                        }
-                    }
-                });
-        }
+        let openers = Openers {
+            jobs,
+            rx: Arc::new(Mutex::new(job_rx)),
+            live: Arc::new(AtomicUsize::new(0)),
+            waker: waker.clone(),
+            socket: socket.clone(),
+        };
         if scopes.iter().any(|s| !matches!(s, Scope::Pane(_))) {
             watch_new_terminals(waker);
         }
@@ -174,7 +216,7 @@ impl Watch {
             queue: VecDeque::new(),
             rx,
             wake_end,
-            jobs,
+            openers,
             buf: vec![0u8; 256 * 1024],
         };
         for r in rows {
@@ -214,7 +256,7 @@ impl Watch {
         let e = &mut self.entries[i];
         e.opening += 1;
         e.pane.source = Source::Opening;
-        let _ = self.jobs.send(Job {
+        self.openers.open(Job {
             pane: e.pane.pane.clone(),
             opening: e.opening,
         });
@@ -396,6 +438,13 @@ impl Watch {
         r
     }
 
+    /// The answer is found: leave the streams to the process's end, which
+    /// closes them all at once, instead of closing each before the answer
+    /// is printed.
+    pub fn leave(self) {
+        std::mem::forget(self);
+    }
+
     /// Every pane but `except`, and its state.
     pub fn pending(&self, except: Option<usize>) -> Vec<Pending> {
         self.entries
@@ -458,7 +507,9 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
             let got = req
                 .all
                 .then(|| reached.iter().flatten().cloned().collect::<Vec<_>>());
-            return Ok(done(start, "timeout", None, got, w.pending(None)));
+            let res = done(start, "timeout", None, got, w.pending(None));
+            w.leave();
+            return Ok(res);
         };
         reached.resize(w.entries.len(), None);
         let mut hits: Vec<(usize, Change)> = Vec::new();
@@ -516,7 +567,9 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
         for (i, c) in hits {
             if !req.all {
                 let r = w.report(i, &c, true);
-                return Ok(done(start, "attention", Some(r), None, w.pending(Some(i))));
+                let res = done(start, "attention", Some(r), None, w.pending(Some(i)));
+                w.leave();
+                return Ok(res);
             }
             if reached[i].is_none() {
                 reached[i] = Some(w.report(i, &c, true));
@@ -530,6 +583,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
                 .any(|(e, r)| r.is_none() && !e.gone);
             if !waiting {
                 let panes = reached.iter().flatten().cloned().collect();
+                w.leave();
                 return Ok(done(start, "all", None, Some(panes), Vec::new()));
             }
         }
