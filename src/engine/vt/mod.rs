@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
+mod counts;
 mod echo;
 mod screen;
 
@@ -596,55 +597,10 @@ impl LineTracker {
         self.state.saw_alt
     }
 
-    /// The pane is on the alternate screen now.
-    pub fn alternate(&self) -> bool {
-        self.state.alt
-    }
-
     /// How many times a shell prompt came back (a command line was started
     /// after output), and the last exit status an OSC 133 mark gave.
     pub fn prompts(&self) -> (u32, Option<i32>) {
         (self.state.prompts, self.state.last_status)
-    }
-
-    /// BELs written so far in ground state (a BEL that ends an OSC string
-    /// is no bell), on either screen; not counted: the bell a line editor
-    /// rings in answer to a key (its echo, as the caller's hint says).
-    pub fn bells(&self) -> u64 {
-        self.state.bells
-    }
-
-    /// Characters a program wrote so far (typed echo left out), on either
-    /// screen: grows when a program writes something to see, not when keys
-    /// are echoed or only the cursor moves.
-    pub fn written(&self) -> u64 {
-        self.state.written
-    }
-
-    /// The line under the cursor as matching sees it: without the echo of
-    /// typed keys (a question without the answer typed so far).
-    pub fn current_output(&self) -> String {
-        let mut s = String::new();
-        for cell in self.state.cells.iter() {
-            if cell.ch == '\0' || cell.origin == Origin::Echo {
-                continue;
-            }
-            s.push(cell.ch);
-            if let Some(c) = &cell.combining {
-                s.push_str(c);
-            }
-        }
-        s.truncate(s.trim_end().len());
-        s
-    }
-
-    /// A shell's line editor said it reads a command line (bracketed paste
-    /// on, or OSC 133 A/B) and has not accepted it yet.
-    pub fn line_editor_reading(&self) -> bool {
-        matches!(
-            self.state.input,
-            InputState::Prompt { .. } | InputState::Input
-        )
     }
 }
 

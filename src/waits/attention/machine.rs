@@ -168,6 +168,10 @@ pub struct Look {
     pub command: Option<String>,
     /// The line under the cursor, without typed echo.
     pub line: String,
+    /// That line holds output a program wrote (not only a shell's prompt
+    /// and typed echo): where the stream lags the kernel, a question the
+    /// kernel sees being read has not arrived yet when it does not.
+    pub line_new: bool,
     pub alt: bool,
     /// The stream says a shell's line editor reads (bracketed paste on).
     pub editor_reading: bool,
@@ -186,6 +190,9 @@ pub enum Verdict {
     /// A program reads key by key and wrote lately: decide once it has
     /// been still for `STILL`.
     NotStill,
+    /// Look again once the pane has been still this long (a REPL's prompt
+    /// may come in pieces: `>` then `>> `).
+    Settle(Duration),
     /// Decide from the screen.
     NeedScreen,
 }
@@ -219,6 +226,10 @@ impl Found {
         }
     }
 }
+
+/// A REPL's prompt counts once the pane has been still this long: it may
+/// be written in pieces.
+pub const PROMPT_SETTLE: Duration = Duration::from_millis(15);
 
 /// Shells: a nested one (or one started by `ssh`) at its prompt reads key
 /// by key like any program; it is at a prompt.
@@ -281,6 +292,9 @@ pub fn judge(
             }
             let line = look.line.trim_end();
             if !look.alt && !line.trim().is_empty() && prompt_re.is_match(line.trim()) {
+                if look.still < PROMPT_SETTLE {
+                    return Verdict::Settle(PROMPT_SETTLE);
+                }
                 return Verdict::Is(Found::asking("repl_prompt", line, cmd));
             }
             if look.still < still_for {
@@ -548,6 +562,9 @@ mod tests {
         assert_eq!(f.reason, "reads_password");
         let f = found(j(&look(Reads::Keys, ">>>", "python3"), None));
         assert_eq!((f.state, f.reason), (State::Asking, "repl_prompt"));
+        let mut piece = look(Reads::Keys, ">", "python3");
+        piece.still = Duration::from_millis(2);
+        assert_eq!(j(&piece, None), Verdict::Settle(PROMPT_SETTLE));
         // A nested shell's line editor is a prompt, not a question; a
         // process that only has a shell's name is not.
         let mut nested = look(Reads::Keys, "$", "bash");

@@ -62,6 +62,9 @@ const STATUS_PATIENCE: Duration = Duration::from_millis(300);
 /// Looks `/proc` may fail to answer in a row (processes vanishing as they
 /// are looked at) before tmux's word is taken.
 const UNKNOWN_TRIES: u32 = 5;
+/// Looks that may wait (2 ms each) for a question the kernel sees read but
+/// the stream has not brought yet.
+const LAG_TRIES: u32 = 5;
 
 /// What every pane's look needs.
 pub struct Ctx {
@@ -148,6 +151,8 @@ pub struct PaneWatch {
     failures: u32,
     /// Looks in a row `/proc` could not answer.
     unknowns: u32,
+    /// Looks in a row that waited for a question on its way.
+    lagging: u32,
 }
 
 #[derive(Debug)]
@@ -205,6 +210,7 @@ impl PaneWatch {
             exit_check: None,
             failures: 0,
             unknowns: 0,
+            lagging: 0,
         }
     }
 
@@ -464,6 +470,21 @@ impl PaneWatch {
             verdict = judge(&look, Some(&rows), &ctx.profiles, &ctx.prompt_re, STILL);
         }
         let epoch = self.epoch();
+        // The kernel says a program reads its answer, and the line under
+        // the cursor holds no output yet: its question is still on its way
+        // through tmux and the hub.
+        if let Verdict::Is(f) = &verdict
+            && matches!(f.reason, "reads_line" | "reads_password" | "repl_prompt")
+            && !look.line.trim().is_empty()
+            && !look.line_new
+            && streamed
+            && self.lagging < LAG_TRIES
+        {
+            self.lagging += 1;
+            self.timers.probe = Some(now + Duration::from_millis(2));
+            return;
+        }
+        self.lagging = 0;
         if just_forked(&self.pane, &look) {
             // The shell forked the command and has not started it yet: its
             // name comes in a moment.
@@ -490,6 +511,10 @@ impl PaneWatch {
                 state: State::Asking,
                 ..working(look.command.clone())
             },
+            Verdict::Settle(d) => {
+                self.timers.probe = Some(self.timers.last_data + d);
+                return;
+            }
         };
         let t = now_secs();
         match &mut self.machine {
@@ -552,6 +577,7 @@ impl PaneWatch {
         let streamed = if let Source::Stream(f) = &self.source {
             let t = f.tracker();
             look.line = t.current_output();
+            look.line_new = t.current_has_output();
             look.alt = t.alternate();
             look.editor_reading = t.line_editor_reading();
             true

@@ -23,6 +23,10 @@
 //! `session-window-changed`, `client-session-changed`), and only ours are
 //! removed when attention goes off.
 
+mod hooks;
+
+use hooks::{add_hooks, remove_hooks};
+
 use super::machine::{Change, State, What};
 use super::targets::Scope;
 use super::watcher::{Event, Watch};
@@ -30,7 +34,7 @@ use super::{Profiles, QUIET_AFTER};
 use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
 use crate::notify::{self, format_safe};
-use crate::tmux::protocol::{format_escape, quote, sh_quote};
+use crate::tmux::protocol::quote;
 use crate::tmux::{Socket, SocketLock, lock_beside_socket};
 use std::time::{Duration, Instant};
 
@@ -51,15 +55,6 @@ pub const WINDOW: &str = "@tmux-wait-attention-window";
 pub const STATUS: &str = "@tmux_wait_attention";
 const ICON: &str = "@tmux-wait-icon-attention";
 const PROFILES: &str = "@tmux-wait-profiles";
-/// The hooks that see a visit: name, and whether it is a window hook.
-const HOOKS: [(&str, bool); 4] = [
-    ("after-select-pane", false),
-    ("window-pane-changed", true),
-    ("session-window-changed", false),
-    ("client-session-changed", false),
-];
-/// What tells our hooks from the user's.
-const OURS: &str = "attention visit";
 /// The lock that keeps one watching process per server.
 const LOCK: &str = "tmux-wait-attention.lock";
 
@@ -122,13 +117,18 @@ fn running(socket: &Socket) -> Option<u32> {
     ours.then_some(pid)
 }
 
-/// Stop the watching process and wait until it let go of its lock.
+/// Stop the watching process and wait until it let go of its lock. (One
+/// stopped as it starts, before it handles signals, says nothing: its pid
+/// is taken back here.)
 fn stop(socket: &Socket, pid: u32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGTERM,
     );
     let _ = lock_beside_socket(socket, LOCK, true, Instant::now() + Duration::from_secs(3));
+    if option(socket, PID).trim() == pid.to_string() {
+        let _ = socket.run(["set-option", "-gqu", PID, ";", "set-option", "-gqu", SCOPE]);
+    }
 }
 
 /// `attention sync`: start, restart or stop the watching process as the
@@ -269,6 +269,7 @@ fn watch(
     offs: &[String],
     profiles: Profiles,
 ) -> Result<()> {
+    let every = scopes.contains(&Scope::Server);
     let mut w = Watch::start(
         socket,
         scopes,
@@ -309,6 +310,11 @@ fn watch(
                 let pane = w.entries[i].row.pane_id.clone();
                 unmark(socket, &[pane]);
                 refresh(socket);
+                // The sessions watched are gone (with every session, a new
+                // one may come).
+                if !every && w.entries.iter().all(|e| e.gone) {
+                    return Ok(());
+                }
             }
             Event::AllArmed => {
                 socket.run(["set-option", "-gq", SCOPE, sig])?;
@@ -597,86 +603,6 @@ pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
             (name, cmd)
         })
         .collect()
-}
-
-/// The hook command that clears the marks of the panes a person visits:
-/// it starts a process only while some pane is marked.
-fn hook_command(socket: &Socket) -> Result<String> {
-    let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
-    let sock = socket
-        .run(["display-message", "-p", "#{socket_path}"])?
-        .first()
-        .cloned()
-        .unwrap_or_default();
-    let sh = format!(
-        "{} -S {} {OURS} >/dev/null 2>&1",
-        sh_quote(&exe.to_string_lossy()),
-        sh_quote(&sock)
-    );
-    let run = format!("run-shell -b {}", quote(&format_escape(&sh)));
-    Ok(format!(
-        "if-shell -F {} {}",
-        quote(&format!("#{{{STATUS}}}")),
-        quote(&run)
-    ))
-}
-
-/// Our hooks' indexes per hook, from `show-hooks`.
-fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Vec<String>)> {
-    let mut out = Vec::new();
-    for (name, window) in HOOKS {
-        let flags = if window { "-gw" } else { "-g" };
-        let lines = socket.run(["show-hooks", flags, name]).unwrap_or_default();
-        let idx: Vec<String> = lines
-            .iter()
-            .filter(|l| l.contains(OURS))
-            .filter_map(|l| {
-                let rest = l.strip_prefix(name)?.strip_prefix('[')?;
-                Some(rest.split(']').next()?.to_owned())
-            })
-            .collect();
-        out.push((name, window, idx));
-    }
-    out
-}
-
-/// Append our hook to each, after the user's own (once).
-fn add_hooks(socket: &Socket) -> Result<()> {
-    let cmd = hook_command(socket)?;
-    let mut args: Vec<String> = Vec::new();
-    for (name, window, idx) in our_hooks(socket) {
-        if !idx.is_empty() {
-            continue;
-        }
-        if !args.is_empty() {
-            args.push(";".into());
-        }
-        let flags = if window { "-gwa" } else { "-ga" };
-        args.extend(["set-hook".into(), flags.into(), name.into(), cmd.clone()]);
-    }
-    if !args.is_empty() {
-        socket.run(&args)?;
-    }
-    Ok(())
-}
-
-/// Remove our hooks, and only ours (the highest index first, so the
-/// others' indexes hold).
-fn remove_hooks(socket: &Socket) {
-    let mut args: Vec<String> = Vec::new();
-    for (name, window, mut idx) in our_hooks(socket) {
-        idx.sort_by_key(|i| std::cmp::Reverse(i.parse::<u32>().unwrap_or(0)));
-        for i in idx {
-            if !args.is_empty() {
-                args.push(";".into());
-            }
-            let flags = if window { "-gwu" } else { "-gu" };
-            args.extend(["set-hook".into(), flags.into(), format!("{name}[{i}]")]);
-        }
-    }
-    if !args.is_empty() {
-        let _ = socket.run(&args);
-    }
 }
 
 /// Attention is off everywhere: no marks, no segment, no hooks of ours.
