@@ -27,7 +27,7 @@ pub struct TextRequest {
     /// a match is reported without the extra tmux call.
     pub want_tail: bool,
     /// Also match what was written since this cursor last read the pane,
-    /// and move it past what the wait saw (see [`since_cursor`]).
+    /// and move it past what the wait saw (see `since_cursor`).
     pub cursor: Option<String>,
 }
 

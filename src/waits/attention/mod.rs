@@ -11,13 +11,14 @@
 //!   comes and goes quiet, OSC 133 and bracketed paste (a shell's prompt
 //!   back, with its status), `run`'s marks, BELs, the line under the
 //!   cursor without typed echo (the question);
-//! - **the kernel**, asked once a burst of output has gone quiet for
-//!   [`pane::DEBOUNCE`]: who is in the terminal's foreground, whether it
-//!   sleeps in a read of the terminal (a line, or key by key), the
-//!   terminal's mode (no echo: a password) — `engine::shell::reads`;
+//! - **the kernel**, asked once a burst of output has gone quiet for a
+//!   millisecond (at once after a short line left open: a question): who
+//!   is in the terminal's foreground, whether it sleeps in a read of the
+//!   terminal (a line, or key by key), the terminal's mode (no echo: a
+//!   password) — `engine::shell::reads`;
 //! - **the screen**, captured once, for a program that reads key by key
-//!   and is not at a prompt a REPL draws: once still for [`pane::STILL`],
-//!   a profile's patterns (`profiles/agents.json`) say whether an agent
+//!   and is not at a prompt a REPL draws: once still for 500 ms, a
+//!   profile's patterns (`profiles/agents.json`) say whether an agent
 //!   works, asks or waits for its next instruction;
 //! - **the pane's process**, watched by a pidfd, for `exited`.
 //!
