@@ -210,13 +210,16 @@ pub fn serve(socket: &Socket) -> Result<()> {
     let SocketLock::Held(_lock) = lock_beside_socket(socket, LOCK, true, Instant::now()) else {
         return Ok(()); // one runs already
     };
+    // Said first, read after: a `sync` that changed the options and saw
+    // no process is followed by this reading of them.
+    let me = std::process::id().to_string();
+    socket.run(["set-option", "-gq", PID, &me])?;
     let (scopes, sig, offs) = wanted(socket)?;
     if scopes.is_empty() {
         clear_all(socket);
+        let _ = socket.run(["set-option", "-gqu", PID]);
         return Ok(());
     }
-    let me = std::process::id().to_string();
-    socket.run(["set-option", "-gq", PID, &me])?;
     add_hooks(socket)?;
     let profiles = match Profiles::load(user_profiles(socket).as_deref()) {
         Ok(p) => p,
