@@ -3,9 +3,9 @@
 # bindings and command aliases (never replacing a binding the user has),
 # puts the status segments in place of #{tmux_wait_status} and
 # #{tmux_wait_attention}, keeps one listener per declared channel hook and
-# attention's watch as the options say, and builds the helper in the
-# background if it is missing. Fast (three tmux commands), silent and
-# idempotent, on tmux 3.2a and newer.
+# attention's watch as the options say, and gets the helper in the
+# background if it is missing (scripts/install-helper.sh). Fast (four tmux
+# commands), silent and idempotent, on tmux 3.2a and newer.
 set -euo pipefail
 dir=${BASH_SOURCE[0]%/*}
 [ "$dir" != "${BASH_SOURCE[0]}" ] || dir=.
@@ -16,8 +16,11 @@ dir=$(cd "$dir" && pwd)
 . "$dir/scripts/helpers.sh"
 
 script="$dir/scripts/tmux-wait.sh"
-# For tmux's parser: the script path in single quotes (a quote in it as '\'').
+# For tmux's parser: the script paths in single quotes (a quote in them as
+# '\'').
 q_script="'${script//\'/\'\\\'\'}'"
+install="$dir/scripts/install-helper.sh"
+q_install="'${install//\'/\'\\\'\'}'"
 
 # The commands, as tmux command strings, and the command aliases
 # (name=command). The typed pattern reaches the helper as the value of a
@@ -281,12 +284,13 @@ main() {
         # attention's watch as @tmux-wait-attention and the toggles say.
         apply+=(run-shell -b "$q_script sync")
     else
-        # Build in the background; the status segment and the W prompt say
-        # so from now on (in the same tmux command, so a key pressed at
-        # once sees it).
-        apply+=(set-option -gq "$status_option" "$tw_building_status" \;
-            set-option -gq "$prompt_note_option" "$tw_building_note" \;
-            run-shell -b "$q_script build")
+        # Download (or build) it in the background; the status segment and
+        # the W prompt say so from now on (in the same tmux command, so a
+        # key pressed at once sees it).
+        tw_install_texts
+        apply+=(set-option -gq "$status_option" "$REPLY" \;
+            set-option -gq "$prompt_note_option" "$REPLY2" \;
+            run-shell -b "$q_install")
     fi
     tmux "${apply[@]}"
     for entry in "${notes[@]}"; do

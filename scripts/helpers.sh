@@ -73,13 +73,21 @@ tw_version_of() {
     fi
 }
 
-# Print the helper to use: on PATH, else the plugin's own build, if its
-# version matches Cargo.toml. Fails when there is none.
+# Print the helper to use, the first of: @tmux-wait-bin (as it is); on
+# PATH, the plugin's own bin/ (where a download goes) or target/release/
+# (where a build goes), if its version is the one in Cargo.toml. Fails when
+# there is none.
 tw_helper() {
-    local want candidate
+    local want candidate bin
+    bin=$(get_tmux_option "$bin_option" "$bin_default" 2>/dev/null || true)
+    bin=${bin/#\~\//$HOME/}
+    if [ -n "$bin" ] && [ -f "$bin" ] && [ -x "$bin" ]; then
+        printf '%s\n' "$bin"
+        return 0
+    fi
     want=$(tw_expected_version)
     for candidate in "$(command -v tmux-wait 2>/dev/null || true)" \
-        "$tw_root/target/release/tmux-wait"; do
+        "$tw_root/bin/tmux-wait" "$tw_root/target/release/tmux-wait"; do
         if [ -n "$candidate" ] && [ -x "$candidate" ] &&
             [ "$(tw_version_of "$candidate")" = "$want" ]; then
             printf '%s\n' "$candidate"
@@ -89,6 +97,8 @@ tw_helper() {
     return 1
 }
 
+# Print the path of cargo: on PATH, in $CARGO_HOME/bin or ~/.cargo/bin
+# (a login shell's PATH has them; tmux's often has not).
 tw_find_cargo() {
     local dir
     if command -v cargo >/dev/null 2>&1; then
@@ -104,9 +114,10 @@ tw_find_cargo() {
     return 1
 }
 
-# The lock and log of a build, inside the plugin's own target directory
-# (a directory of the user's, never a shared /tmp name).
-tw_build_dir() {
+# The lock of an install (a download, then a build) and the build's log,
+# inside the plugin's own target directory (a directory of the user's,
+# never a shared /tmp name).
+tw_install_dir() {
     local dir
     dir="$tw_root/target/tmux-wait-build"
     mkdir -p "$dir" 2>/dev/null || return 1
@@ -116,11 +127,11 @@ tw_build_dir() {
     printf '%s\n' "$dir"
 }
 
-# A build runs: its lock exists and the process that holds it lives (a
-# lock left by a build that was killed is removed).
-tw_building() {
+# An install runs: its lock exists and the process that holds it lives (a
+# lock left by an install that was killed is removed).
+tw_installing() {
     local dir pid
-    dir=$(tw_build_dir) || return 1
+    dir=$(tw_install_dir) || return 1
     [ -d "$dir/lock" ] || return 1
     pid=$(cat "$dir/lock/pid" 2>/dev/null || true)
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
@@ -133,73 +144,23 @@ tw_building() {
     return 1
 }
 
-# What the status segment and the W prompt say while the helper builds.
+# What the status segment and the W prompt say while the helper is
+# downloaded or built.
+tw_downloading_status="⏳ tmux-wait: downloading the helper…"
+tw_downloading_note=" (the helper is still downloading: the watch starts once it is there)"
 tw_building_status="⏳ tmux-wait: building the helper…"
 tw_building_note=" (the helper is still building: the watch starts once it is built)"
 
-# Show the build in the status segment and the W prompt, in one tmux
-# command with the tmux command given, if any (the plugin's load starts the
-# build with it, so a key pressed at once sees it).
-# shellcheck disable=SC2120 # the arguments are optional
-tw_show_building() {
-    tmux set-option -gq "$status_option" "$tw_building_status" \; \
-        set-option -gq "$prompt_note_option" "$tw_building_note" "$@" 2>/dev/null || true
-}
-
-# Build the helper (cargo build --release --locked) and tell the clients
-# how it went: in the status segment while it runs, then as a message.
-# Only one build at a time; returns 0 when the helper is there.
-tw_build() {
-    local cargo dir log helper
-    if ! cargo=$(tw_find_cargo); then
-        tw_message "cannot build the helper: cargo not found (install Rust, or put tmux-wait on PATH)"
-        return 1
-    fi
-    dir=$(tw_build_dir) || {
-        tw_message "cannot build: cannot write $tw_root/target"
-        return 1
-    }
-    tw_building >/dev/null || true # removes a stale lock
-    if ! mkdir "$dir/lock" 2>/dev/null; then
-        tw_wait_for_build
-        return
-    fi
-    # The lock goes with this process, however it ends.
-    tw_lock="$dir/lock"
-    trap 'rm -rf "$tw_lock"' EXIT
-    echo "${BASHPID:-$$}" >"$dir/lock/pid"
-    log="$dir/build.log"
-    # shellcheck disable=SC2119 # no tmux command to add
-    tw_show_building
-    tw_message "building the helper (cargo build --release; about two minutes the first time)"
-    if (cd "$tw_root" && "$cargo" build --release --locked) >"$log" 2>&1 &&
-        helper=$(tw_helper); then
-        tmux set-option -gqu "$prompt_note_option" \; \
-            set-option -gq "$status_option" "" 2>/dev/null || true
-        "$helper" status >/dev/null 2>&1 || true
-        tw_message "helper built; ready"
-        "$helper" hooks sync >/dev/null 2>&1 || true
-    else
-        tmux set-option -gqu "$prompt_note_option" \; \
-            set-option -gq "$status_option" "✗ tmux-wait: the helper did not build" 2>/dev/null || true
-        tw_message "build failed: $(grep -m 1 -E '^error' "$log" || tail -n 1 "$log") (log: $log)"
-    fi
-    rm -rf "$dir/lock"
-    trap - EXIT
-    [ -n "${helper:-}" ]
-}
-
-# Wait for a running build to end (at most 30 minutes); returns 0 when the
-# helper is then there. Starts a build when none runs.
-tw_wait_for_build() {
-    local _
-    if ! tw_building; then
-        tw_build
-        return
-    fi
-    for _ in $(seq 1 3600); do
-        tw_building || break
-        sleep 0.5
-    done
-    tw_helper >/dev/null
+# The status and the W prompt's note an install starts with, in REPLY and
+# REPLY2: downloading, unless downloads are off.
+# shellcheck disable=SC2034 # REPLY2 is read by the caller
+tw_install_texts() {
+    case $(get_tmux_option "$download_option" "$download_default" 2>/dev/null || true) in
+        off | no | false | 0)
+            REPLY=$tw_building_status REPLY2=$tw_building_note
+            ;;
+        *)
+            REPLY=$tw_downloading_status REPLY2=$tw_downloading_note
+            ;;
+    esac
 }

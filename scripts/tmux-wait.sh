@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # What the plugin's key bindings and command aliases run (in the background,
-# through run-shell -b): start a watch, show the menu, or build the helper.
+# through run-shell -b): start a watch or show the menu, once the helper is
+# there (scripts/install-helper.sh gets it).
 # Usage: tmux-wait.sh text|done|quiet PANE_ID
 #        tmux-wait.sh menu CLIENT_NAME
 #        tmux-wait.sh attention SESSION_ID CLIENT_NAME   (toggle)
 #        tmux-wait.sh next CLIENT_NAME   (the next pane that needs you)
 #        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME; attention)
-#        tmux-wait.sh build
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/variables.sh
@@ -29,32 +29,27 @@ run_helper() {
 
 main() {
     local action=${1:-} target=${2:-}
-    if [ "$action" = build ]; then
-        tw_build || true
-        return 0
-    fi
     if ! helper=$(tw_helper); then
         case "$action" in
             sync)
-                return 0 # the build syncs when it is done
+                return 0 # the install syncs when it is done
                 ;;
             text)
                 # The typed text waits in the pane option: the watch for it
-                # starts once the helper is built (the prompt said so).
-                if tw_building; then
-                    tw_message "the watch starts once the helper is built"
-                fi
-                if ! tw_wait_for_build || ! helper=$(tw_helper); then
+                # starts once the helper is there (the prompt said so). The
+                # install is joined, or started (a key pressed at once after
+                # the load can come before the load's install takes its lock).
+                tw_message "the watch starts once the helper is there"
+                if ! "$here/install-helper.sh" || ! helper=$(tw_helper); then
                     tmux set-option -pqu -t "$target" "$pattern_option" 2>/dev/null || true
-                    return 0 # the build said why
+                    return 0 # the install said why
                 fi
                 ;;
             *)
-                if tw_building; then
-                    tw_message "the helper is still building; press the key again once it is built (the status line says when)"
-                else
-                    tw_build || true
-                fi
+                tw_message "the helper is not there yet; press the key again once it is (the status line says when)"
+                # (None under way: start one; the load's may not have taken
+                # its lock yet, and is then joined.)
+                tw_installing || "$here/install-helper.sh" || true
                 return 0
                 ;;
         esac
@@ -83,7 +78,8 @@ main() {
             run_helper attention next -c "$target"
             ;;
         sync)
-            # A build's notice from an earlier load (the helper is here now).
+            # An install's notice from an earlier load (the helper is here
+            # now).
             if [[ "$(get_tmux_option "$status_option" "")" == *"tmux-wait: "* ]]; then
                 tmux set-option -gqu "$prompt_note_option" \; \
                     set-option -gq "$status_option" "" 2>/dev/null || true

@@ -61,3 +61,16 @@ prompt_note_option="@tmux-wait-prompt-note"
 
 # Where the prompt leaves the typed pattern for the helper to read.
 pattern_option="@tmux-wait-pattern"
+
+# Getting the helper (scripts/install-helper.sh), when none of the
+# plugin's version is on PATH or in the plugin's bin/ or target/release/.
+bin_option="@tmux-wait-bin"                    # the helper to use, a path (any version)
+bin_default=""
+download_option="@tmux-wait-download"          # on: fetch the release binary; off: never
+download_default="on"
+release_url_option="@tmux-wait-release-url"    # where vVERSION/ARCHIVE is; empty: the
+release_url_default=""                         # releases of the plugin's own git origin
+release_signers_option="@tmux-wait-release-signers" # an allowed_signers file; empty:
+release_signers_default=""                     # the plugin's own allowed_signers
+download_timeout_option="@tmux-wait-download-timeout" # seconds each file may take
+download_timeout_default="120"

@@ -20,7 +20,8 @@ Exit codes:
        output appeared)
   1    timed out
   2    error: bad usage, invalid regex, no server, no such pane, the pane
-       died or was respawned, the server exited during the wait
+       is dead, died or was respawned, the server exited during the wait,
+       out of file descriptors (the message names the limit)
   3    stopped by a --stop pattern
   4    timed out while the pane was on the alternate screen
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after cleaning up)";
@@ -363,8 +364,8 @@ channel (tmux-wait-done-ID unless --channel).
 Exit codes:
   0    found (text), the command finished (--done), the pane went quiet
   1    timed out
-  2    error: bad usage, no server, no such pane, the pane died or was
-       respawned during the watch
+  2    error: bad usage, no server, no such pane, the pane is dead, died or
+       was respawned during the watch, out of file descriptors
   3    stopped by a --stop pattern
   4    timed out while the pane was on the alternate screen
   143  cancelled (tmux-wait cancel), or interrupted by SIGTERM;
@@ -388,8 +389,9 @@ Exit codes (as timeout(1)):
   0    also: the command stopped at an interactive program's prompt
   124  timed out: the command keeps running; `tmux-wait output` continues
   125  tmux-wait failed (the error says why): bad usage, run in its own
-       pane without -t, no such pane, the pane is not at a shell prompt or
-       has unsubmitted text (see --force)
+       pane without -t, no such pane or a dead one, the pane is not at a
+       shell prompt or has unsubmitted text (see --force), out of file
+       descriptors
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
 
 pub const OUTPUT_HELP: &str = "\
@@ -402,7 +404,8 @@ the pane option @tmux-wait-cursor-NAME; a new cursor starts with the screen.
 Exit codes:
   0    returned lines or a state change
   1    timed out with nothing new
-  2    error (bad usage, no such pane, server gone)
+  2    error (bad usage, no such pane or a dead one, server gone, out of
+       file descriptors)
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
 
 /// How command output is shown and kept: shared by `run` and `output`.

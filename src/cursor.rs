@@ -249,6 +249,56 @@ pub fn align(capture: &[String], cursor: usize, drawn: &[String]) -> Alignment {
     }
 }
 
+/// Where a stream that stopped stands in a capture taken later (rows up
+/// to and including the captured cursor's): the index of the row its
+/// cursor was on (which may have grown since), and whether no other place
+/// matches. `drawn` are the rows the stream drew, its cursor row last.
+pub fn find_behind(capture: &[String], drawn: &[String]) -> Option<(usize, bool)> {
+    let last = drawn.len().checked_sub(1)?;
+    let mut found = Vec::new();
+    for p in 0..capture.len() {
+        if !capture[p].trim_end().starts_with(drawn[last].trim_end()) {
+            continue;
+        }
+        // As many rows above as the stream drew (up to ALIGN_ROWS) must
+        // be there to compare.
+        let m = ALIGN_ROWS.min(last);
+        if p < m {
+            continue;
+        }
+        if (1..=m).all(|j| capture[p - j].trim_end() == drawn[last - j].trim_end()) {
+            found.push(p);
+        }
+    }
+    // Lines that repeat: the latest place shows no line twice.
+    let p = *found.last()?;
+    Some((p, found.len() == 1))
+}
+
+/// The rows below where a stopped stream stood in `rows` (the pane's rows
+/// up to its cursor's, captured after the stream stopped), trimmed, and
+/// whether that place was found for sure (see [`find_behind`]).
+pub fn rows_after(rows: &[String], drawn: Option<&[String]>) -> (Vec<String>, bool) {
+    let Some(drawn) = drawn.filter(|d| !d.is_empty()) else {
+        return (Vec::new(), false);
+    };
+    let Some((p, unique)) = find_behind(rows, drawn) else {
+        return (Vec::new(), false);
+    };
+    let last = drawn.last().map_or("", |r| r.trim_end());
+    let mut new = Vec::new();
+    if rows[p].trim_end() != last {
+        new.push(rows[p].trim_end().to_owned());
+    }
+    new.extend(
+        rows[p + 1..]
+            .iter()
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| r.trim_end().to_owned()),
+    );
+    (new, unique)
+}
+
 /// Where to start the entry capture for this cursor value, given
 /// `GEOMETRY_FORMAT`'s fields (history_size, history_limit, cursor_y,
 /// height): a row number relative to the top of the screen, or `-` for all
@@ -502,6 +552,23 @@ mod tests {
             align(&rows(&["one", "tw", ""]), 1, &rows(&["one", "two", "th"])),
             Alignment::Ahead(1)
         );
+    }
+
+    #[test]
+    fn a_stopped_stream_is_found_in_a_later_capture() {
+        let capture = rows(&["L1", "L2", "L3", "L4", "L5", "L6", ""]);
+        let drawn = rows(&["L1", "L2", "L3", ""]);
+        assert_eq!(find_behind(&capture, &drawn), Some((3, true)));
+        // Its cursor row grew since.
+        let capture = rows(&["L1", "L2", "L3", "Password: "]);
+        let drawn = rows(&["L1", "L2", "L3", "Pass"]);
+        assert_eq!(find_behind(&capture, &drawn), Some((3, true)));
+        let capture = rows(&["x", "x", "x", "x", "x", "x"]);
+        assert_eq!(
+            find_behind(&capture, &rows(&["x", "x", "x", "x"])),
+            Some((5, false))
+        );
+        assert_eq!(find_behind(&rows(&["a", "b"]), &rows(&["q"])), None);
     }
 
     #[test]

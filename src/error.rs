@@ -83,6 +83,10 @@ pub enum Kind {
     /// Another program pipes the pane's output (`pipe-pane`), before the
     /// wait or during it; tmux-wait leaves that pipe alone.
     PipeBusy,
+    /// tmux-wait, its hub or the whole system is out of file descriptors
+    /// (`EMFILE`, `ENFILE`): the wait could not start. Waits already
+    /// running go on.
+    TooManyOpenFiles,
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
 }
@@ -103,6 +107,7 @@ impl Kind {
             Kind::NotAtPrompt => "not_at_prompt",
             Kind::Busy => "busy",
             Kind::PipeBusy => "pipe_busy",
+            Kind::TooManyOpenFiles => "too_many_open_files",
             Kind::Interrupted(_) => "interrupted",
         }
     }
@@ -133,8 +138,59 @@ impl Error {
         Self::new(Kind::Usage, message)
     }
 
+    /// A failed system call. Out of descriptors (`EMFILE`, `ENFILE`) is
+    /// its own kind, with a message that names the limit.
     pub fn io(what: &str, e: std::io::Error) -> Self {
-        Self::new(Kind::Io, format!("{what}: {e}"))
+        match e.raw_os_error() {
+            Some(libc::EMFILE) => Self::new(
+                Kind::TooManyOpenFiles,
+                format!("{what}: {}", out_of_descriptors("tmux-wait")),
+            ),
+            Some(libc::ENFILE) => Self::new(
+                Kind::TooManyOpenFiles,
+                format!(
+                    "{what}: the system is out of file descriptors (too many open files in the system); end some programs"
+                ),
+            ),
+            _ => Self::new(Kind::Io, format!("{what}: {e}")),
+        }
+    }
+
+    /// The error of a wait refused because `who` (`tmux-wait`,
+    /// `tmux-wait's hub`) is out of file descriptors.
+    pub fn too_many_open_files(who: &str) -> Self {
+        Self::new(Kind::TooManyOpenFiles, out_of_descriptors(who))
+    }
+}
+
+/// True for the errors of a process (`EMFILE`) or a system (`ENFILE`) out
+/// of file descriptors.
+pub fn is_out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// "WHO is out of file descriptors (limit N open files); ...".
+fn out_of_descriptors(who: &str) -> String {
+    format!(
+        "{who} is out of file descriptors (limit {} open files); raise it with ulimit -n, or end some waits",
+        open_files_limit()
+    )
+}
+
+/// This process's soft open-files limit (`ulimit -Sn`).
+pub fn open_files_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0 {
+        // rlim_t is not u64 everywhere.
+        #[allow(clippy::unnecessary_cast)]
+        let cur = r.rlim_cur as u64;
+        cur
+    } else {
+        0
     }
 }
 
@@ -159,5 +215,26 @@ mod tests {
         assert_eq!(Kind::Interrupted(2).exit_code(), 130);
         assert_eq!(Kind::Interrupted(15).exit_code(), 143);
         assert_eq!(Kind::Interrupted(1).exit_code(), 129);
+        assert_eq!(Kind::TooManyOpenFiles.exit_code(), 2);
+    }
+
+    #[test]
+    fn out_of_descriptors_names_the_limit() {
+        let e = Error::io(
+            "cannot run tmux",
+            std::io::Error::from_raw_os_error(libc::EMFILE),
+        );
+        assert_eq!(e.kind, Kind::TooManyOpenFiles);
+        let limit = open_files_limit();
+        assert_eq!(
+            e.message,
+            format!(
+                "cannot run tmux: tmux-wait is out of file descriptors (limit {limit} open files); raise it with ulimit -n, or end some waits"
+            )
+        );
+        let e = Error::io("x", std::io::Error::from_raw_os_error(libc::ENFILE));
+        assert_eq!(e.kind, Kind::TooManyOpenFiles);
+        let e = Error::io("x", std::io::Error::from_raw_os_error(libc::EACCES));
+        assert_eq!(e.kind, Kind::Io);
     }
 }

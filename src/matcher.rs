@@ -68,6 +68,11 @@ impl PatternList {
         self.regexes.is_empty()
     }
 
+    /// Pattern `i` hits `line`.
+    pub fn hits(&self, i: usize, line: &str) -> bool {
+        self.regexes.get(i).is_some_and(|re| re.is_match(line))
+    }
+
     /// One regex that hits a line when any pattern of `self` or `other`
     /// does (both compiled with the same case rule).
     pub fn any_of(&self, other: &PatternList) -> Regex {

@@ -143,6 +143,9 @@ fn took(secs: f64) -> String {
 
 /// Local `HH:MM` of a time in seconds since the epoch.
 fn clock(secs: u64) -> String {
+    // (libc deprecates the name on musl, where its width is to change;
+    // localtime_r takes it all the same.)
+    #[allow(deprecated)]
     let t = libc::time_t::try_from(secs).unwrap_or(0);
     // SAFETY: localtime_r writes only into the tm we pass.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
@@ -311,9 +314,10 @@ fn run_hook(hook: &str, env: &[(&str, String)]) {
     run_bounded(cmd, Duration::from_secs(30));
 }
 
-/// Run a notifier; kill it if it outlives `limit`. Always reaped.
+/// Run a notifier, with the open-files limit tmux-wait started with; kill
+/// it if it outlives `limit`. Always reaped.
 fn run_bounded(mut cmd: Command, limit: Duration) {
-    crate::sys::nofile::original_for_child(&mut cmd);
+    crate::sys::fds::restore_in_child(&mut cmd);
     let Ok(mut child) = cmd.spawn() else {
         return;
     };

@@ -271,6 +271,44 @@ impl Store {
         (r == 0).then_some(f)
     }
 
+    /// Where the shell leaves the exit status of the command `run` typed
+    /// with id `id` (the wrapper writes it, beside the end mark in the
+    /// stream, for a wait that can no longer read the stream).
+    pub fn run_status_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("run-{id}.status"))
+    }
+
+    /// The status a run's command left (see [`Store::run_status_path`]),
+    /// taken: the file is removed. None: not there (yet), or not a number.
+    pub fn take_run_status(&self, id: &str) -> Option<Option<i32>> {
+        let path = self.run_status_path(id);
+        let text = fs::read_to_string(&path).ok()?;
+        let _ = fs::remove_file(&path);
+        Some(text.trim().parse().ok())
+    }
+
+    /// Drop status files nobody took (their run ended long ago, seen in
+    /// the stream): they are a few bytes each, but a long-lived server
+    /// would gather them.
+    pub fn sweep_run_statuses(&self, older_than: std::time::Duration) {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let old = e
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > older_than);
+            if name.starts_with("run-") && name.ends_with(".status") && old {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+
     pub fn clear_last(&self) {
         let _ = fs::remove_file(self.dir.join("last.json"));
     }

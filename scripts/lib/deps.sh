@@ -5,20 +5,20 @@
 # Sourced by scripts/demo and scripts/test. Installs tmux with apt-get when
 # running as root on a Debian-like system; otherwise says what to install.
 
-tw_find_cargo() {
-    if command -v cargo >/dev/null 2>&1; then
-        return 0
+# shellcheck source=scripts/helpers.sh
+. "${BASH_SOURCE[0]%/*}/../helpers.sh"
+
+# cargo on PATH (helpers.sh finds it, as the plugin does), or a message.
+tw_ensure_cargo() {
+    local cargo
+    if ! cargo=$(tw_find_cargo); then
+        echo "tmux-wait: cargo not found; install a Rust toolchain (https://rustup.rs)" >&2
+        return 1
     fi
-    local dir
-    for dir in "${CARGO_HOME:-}/bin" "$HOME/.cargo/bin"; do
-        if [ -x "$dir/cargo" ]; then
-            PATH="$dir:$PATH"
-            export PATH
-            return 0
-        fi
-    done
-    echo "tmux-wait: cargo not found; install a Rust toolchain (https://rustup.rs)" >&2
-    return 1
+    case ":$PATH:" in
+        *":${cargo%/*}:"*) ;;
+        *) PATH="${cargo%/*}:$PATH" && export PATH ;;
+    esac
 }
 
 tw_apt_install() {
@@ -36,7 +36,7 @@ tw_apt_install() {
 }
 
 tw_ensure_deps() {
-    tw_find_cargo
+    tw_ensure_cargo
     if ! command -v tmux >/dev/null 2>&1; then
         tw_apt_install tmux
     fi

@@ -265,7 +265,8 @@ fn output_command(socket: Socket, a: &OutputArgs, clamps: &mut Clamps) -> i32 {
                     || r.clipped_lines > 0
                     || r.prompt.is_some()
                     || r.reason == crate::report::OutputReason::Idle
-                    || r.unsubmitted_input.is_some())
+                    || r.unsubmitted_input.is_some()
+                    || r.fallback.is_some())
             {
                 note(&r.note());
             }

@@ -117,6 +117,11 @@ pub trait PaneSource {
     fn seen_tail(&self) -> Option<Vec<String>> {
         None
     }
+    /// The stream stopped during the wait (another program took the
+    /// pane's pipe, the hub went away) and the wait went on another way.
+    fn fallback(&self) -> Option<crate::report::Fallback> {
+        None
+    }
     /// Check the pane is still the one we watched and read its tail.
     fn finish(&mut self) -> Result<Final>;
 }

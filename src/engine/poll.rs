@@ -16,6 +16,11 @@ use crate::tmux::{PaneInfo, Socket};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+/// How far back a resumed wait looks for the rows it had seen.
+const RECOVER_ROWS: i64 = 200;
+
+/// How a pane whose program exited during the wait is reported.
+const EXITED: &str = "'s program exited during the wait";
 const STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
 
 struct PaneState {
@@ -41,6 +46,9 @@ pub struct PollSource {
     last_history: i64,
     saw_output: bool,
     saw_alternate: bool,
+    /// The row the cursor was on at the last poll while the pane's shell
+    /// read its command line: what changes there was typed.
+    typing: Option<i64>,
 }
 
 impl PollSource {
@@ -61,8 +69,16 @@ impl PollSource {
             last_history: 0,
             saw_output: false,
             saw_alternate: false,
+            typing: None,
         };
-        let s = me.state()?;
+        // Dead already: said as the stream says it (not "during the wait").
+        let s = me.state().map_err(|e| match e.kind {
+            Kind::PaneDied if e.message.ends_with(EXITED) => Error::new(
+                Kind::PaneDied,
+                format!("pane {} is dead (its program has exited)", pane.pane_id),
+            ),
+            _ => e,
+        })?;
         if s.pid != i64::from(pane.pane_pid) {
             me.pane.pane_pid = u32::try_from(s.pid).unwrap_or(0);
         }
@@ -77,6 +93,45 @@ impl PollSource {
             socket.run(["wait-for", "-S", "--", ch])?;
         }
         Ok(me)
+    }
+
+    /// Take over from a stream that stopped (another program took the
+    /// pane's pipe, or the hub went away): poll from now on. `seen` are the
+    /// rows the stream drew, its cursor row last, when it can tell: rows of
+    /// the pane below them were written while nobody read, and come first,
+    /// as recovered. The bool says whether that place was found for sure
+    /// (false also when nothing says where the stream stood).
+    pub fn resume(
+        socket: &Socket,
+        pane: &PaneInfo,
+        interval: Duration,
+        seen: Option<Vec<String>>,
+    ) -> Result<(PollSource, Vec<Candidate>, bool)> {
+        let setup = Setup {
+            interval,
+            ready: None,
+            deadline: Instant::now() + Duration::from_secs(5),
+            final_lines: false,
+            cursor_option: None,
+            mark: None,
+        };
+        let mut me = PollSource::open(socket, pane, &setup)?;
+        let s = me.state()?;
+        let start = (s.cursor_y - RECOVER_ROWS).max(-s.history);
+        let rows = me.capture(start, s.cursor_y, false)?;
+        let (recovered, exact) = crate::cursor::rows_after(&rows, seen.as_deref());
+        if !recovered.is_empty() {
+            me.saw_output = true;
+        }
+        let recovered = recovered
+            .into_iter()
+            .map(|text| Candidate {
+                text,
+                rendered: None,
+                prompt: false,
+            })
+            .collect();
+        Ok((me, recovered, exact))
     }
 
     fn state(&self) -> Result<PaneState> {
@@ -97,10 +152,7 @@ impl PollSource {
         if r.flag(2)? {
             return Err(Error::new(
                 Kind::PaneDied,
-                format!(
-                    "pane {}'s program exited during the wait",
-                    self.pane.pane_id
-                ),
+                format!("pane {}{EXITED}", self.pane.pane_id),
             ));
         }
         Ok(PaneState {
@@ -158,7 +210,14 @@ impl PollSource {
     }
 
     fn poll(&mut self) -> Result<Vec<Candidate>> {
+        let typing = self.typing.take();
         let s = self.state()?;
+        // Looked at before the capture: if the shell reads now, the row
+        // its cursor is on is what is being typed, at this poll and the
+        // next.
+        let reading = super::shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0
+            == super::shell::Reads::Prompt;
+        let cursor_abs = s.history + s.cursor_y;
         if s.pid != i64::from(self.pane.pane_pid) {
             return Err(Error::new(
                 Kind::PaneRespawned,
@@ -188,7 +247,7 @@ impl PollSource {
             {
                 let before = old_tail.get(rows.len() - 1 - i).copied().flatten();
                 if before != Some(row.as_str()) && !row.trim().is_empty() {
-                    new.push(row.clone());
+                    new.push((s.history + i as i64, row.clone()));
                 }
             }
             self.base = s.history;
@@ -205,20 +264,40 @@ impl PollSource {
             let cursor_row =
                 usize::try_from(s.history + s.cursor_y - (start + s.history)).unwrap_or(0);
             let (fresh, known) = compare_rows(&self.known, skip, rows, cursor_row);
-            new = fresh;
-            self.base = start + s.history;
+            let top = start + s.history;
+            new = fresh
+                .into_iter()
+                .map(|(i, r)| (top + i as i64, r))
+                .collect();
+            self.base = top;
             self.known = known;
         }
         self.last_history = s.history;
-        if !new.is_empty() {
+        if reading {
+            self.typing = Some(cursor_abs);
+        }
+        let typed = |abs: i64| typing == Some(abs) || (reading && abs == cursor_abs);
+        if new.iter().any(|(abs, _)| !typed(*abs)) {
             self.saw_output = true;
         }
         Ok(new
             .into_iter()
-            .map(|r| Candidate {
-                text: r.trim_end().to_owned(),
-                rendered: None,
-                prompt: false,
+            .map(|(abs, r)| {
+                if typed(abs) {
+                    // The shell's prompt and what was typed at it: shown,
+                    // never matched.
+                    Candidate {
+                        text: String::new(),
+                        rendered: Some(r.trim_end().to_owned()),
+                        prompt: true,
+                    }
+                } else {
+                    Candidate {
+                        text: r.trim_end().to_owned(),
+                        rendered: None,
+                        prompt: false,
+                    }
+                }
             })
             .collect())
     }
@@ -236,7 +315,7 @@ fn compare_rows(
     skip: usize,
     rows: Vec<String>,
     cursor_row: usize,
-) -> (Vec<String>, Vec<Option<String>>) {
+) -> (Vec<(usize, String)>, Vec<Option<String>>) {
     let mut new = Vec::new();
     let mut now_known = Vec::with_capacity(rows.len());
     for (i, row) in rows.into_iter().enumerate() {
@@ -250,7 +329,7 @@ fn compare_rows(
             before
         });
         if fresh {
-            new.push(row);
+            new.push((i, row));
         }
     }
     (new, now_known)
@@ -309,7 +388,7 @@ mod tests {
         assert!(new.is_empty());
         // Next poll: the cursor is below it now.
         let (new, _) = compare_rows(&known, 0, rows(&["$ run", "MARK", ""]), 2);
-        assert_eq!(new, ["MARK"]);
+        assert_eq!(new, [(1, "MARK".to_owned())]);
     }
 
     #[test]
@@ -318,9 +397,9 @@ mod tests {
         let (new, _) = compare_rows(&known, 0, rows(&["a", "old"]), 0);
         assert!(new.is_empty());
         let (new, _) = compare_rows(&known, 0, rows(&["a", "changed"]), 0);
-        assert_eq!(new, ["changed"]);
+        assert_eq!(new, [(1, "changed".to_owned())]);
         // Repeated lines count: rows are compared by position.
         let (new, _) = compare_rows(&known, 1, rows(&["old", "a"]), 1);
-        assert_eq!(new, ["a"]);
+        assert_eq!(new, [(1, "a".to_owned())]);
     }
 }

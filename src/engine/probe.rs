@@ -43,8 +43,6 @@ const CREDIT_LIFE: Duration = Duration::from_millis(250);
 /// How long to watch a line reader after a line ended, to see whether it
 /// took the line (its read returned) or slept on (another writer's).
 const SETTLE: Duration = Duration::from_millis(30);
-/// How long a look at the terminal's mode is taken as still true.
-const MODE_FRESH: Duration = Duration::from_millis(20);
 /// The most processes of a pane looked at for what they wrote.
 const TREE_CAP: usize = 64;
 /// What typed keys look like to the reading process between two looks:
@@ -90,8 +88,15 @@ impl Credit {
 struct Look {
     /// The same foreground leader as at the previous look.
     same: bool,
+    /// The leader changed, and what the previous one wrote and read since
+    /// the previous look is known (a shell that took a line, echoed it and
+    /// ran it between two looks: its echo is still its own).
+    left: bool,
     /// The leader is the pane's own program (its shell).
     shell: bool,
+    /// The terminal was in raw mode at the previous look, with the same
+    /// leader (which is the one reading key by key).
+    was_raw: bool,
     /// What the leader's main thread wrote and read since then, and in how
     /// many read calls.
     wrote: u64,
@@ -216,7 +221,7 @@ impl ReaderProbe {
         });
         let kernel_echo = kernel_echo(&l);
         let raw = l.mode.map(|m| m == Mode::Raw);
-        if !l.same {
+        if !l.same && !l.left {
             self.echo = Credit::default();
             return Hint {
                 kernel_echo,
@@ -238,9 +243,16 @@ impl ReaderProbe {
             written,
             raw,
             // (A shell says itself when it reads a line: bracketed paste,
-            // OSC 133; what it reads otherwise is its own business.)
+            // OSC 133; what it reads otherwise is its own business. A
+            // program just started reads its libraries: keys are read by
+            // one that was already reading key by key at the last look.)
             keys: Some(
-                !l.shell && l.read > 0 && l.read <= KEYS_MAX_BYTES && l.reads <= KEYS_MAX_READS,
+                !l.shell
+                    && l.was_raw
+                    && l.mode == Some(Mode::Raw)
+                    && l.read > 0
+                    && l.read <= KEYS_MAX_BYTES
+                    && l.reads <= KEYS_MAX_READS,
             ),
         }
     }
@@ -275,9 +287,14 @@ impl ReaderProbe {
             self.unpaid = 0;
             return Look::default();
         };
+        let was_raw = self.leader.is_some_and(|(pid, _)| pid == fg)
+            && self
+                .mode
+                .is_some_and(|(m, _)| m.is_some_and(|m| m.mode == Mode::Raw));
         let mut look = Look {
             mode: self.mode(now),
             shell: fg == self.pane_pid,
+            was_raw,
             ..Look::default()
         };
         // The leader: a line editor's echo is its own writing.
@@ -288,6 +305,15 @@ impl ReaderProbe {
                 look.wrote = b.wrote.saturating_sub(a.wrote);
                 look.read = b.read.saturating_sub(a.read);
                 look.reads = b.reads.saturating_sub(a.reads);
+            }
+            (Some((pid, a)), _) => {
+                self.echo = Credit::default();
+                self.last_read = None;
+                if let Some(b) = procfs::io(pid, false) {
+                    look.left = true;
+                    look.wrote = b.wrote.saturating_sub(a.wrote);
+                    look.read = b.read.saturating_sub(a.read);
+                }
             }
             _ => {
                 self.echo = Credit::default();
@@ -363,11 +389,6 @@ impl ReaderProbe {
     }
 
     fn mode(&mut self, now: Instant) -> Option<Mode> {
-        if let Some((m, at)) = self.mode
-            && now - at < MODE_FRESH
-        {
-            return m.map(|s| s.mode);
-        }
         let m = tty::settings(&self.tty);
         self.mode = Some((m, now));
         m.map(|s| s.mode)

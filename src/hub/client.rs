@@ -5,6 +5,7 @@ use super::protocol::{Decoder, Entry, Frame, Request, bad};
 use crate::error::{Error, Kind, Result};
 use crate::tmux::{Socket, SocketLock};
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -32,12 +33,24 @@ pub fn connect(socket: &Socket, req: &Request, deadline: Instant) -> Result<Unix
     // Who starts a hub: the wait holding this lock (one file per server),
     // until it is connected or gives up on that hub; the others only try
     // to connect meanwhile. Waits started all at once start one hub.
-    let mut starting: Option<(std::fs::File, Instant)> = None;
+    let mut starting: Option<(crate::tmux::LockFile, Instant)> = None;
     loop {
-        if let Ok(mut s) = UnixStream::connect(&path)
-            && s.write_all(&line).is_ok()
-        {
-            return Ok(s);
+        match UnixStream::connect(&path) {
+            Ok(mut s) => {
+                if s.write_all(&line).is_ok() {
+                    return Ok(s);
+                }
+                // A hub out of descriptors answers and closes before it
+                // reads: its answer is the entry.
+                if crate::sys::bytes_waiting(s.as_raw_fd()) > 0 {
+                    return Ok(s);
+                }
+            }
+            // Out of descriptors here: no hub could help.
+            Err(e) if crate::error::is_out_of_descriptors(&e) => {
+                return Err(Error::io("cannot connect to tmux-wait's hub", e));
+            }
+            Err(_) => {}
         }
         let now = Instant::now();
         if now >= until {

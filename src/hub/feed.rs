@@ -93,8 +93,12 @@ pub fn recv_with_fds(
     msg.msg_control = cbuf.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
     // SAFETY: msg points at valid buffers; MSG_CMSG_CLOEXEC marks received
-    // descriptors close-on-exec.
-    let r = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    // descriptors close-on-exec (elsewhere they are marked below).
+    #[cfg(target_os = "linux")]
+    let flags = libc::MSG_CMSG_CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = 0;
+    let r = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, flags) };
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -111,6 +115,8 @@ pub fn recv_with_fds(
                 for i in 0..n {
                     let fd = std::ptr::read_unaligned(data.add(i));
                     if fd >= 0 {
+                        #[cfg(not(target_os = "linux"))]
+                        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
                         fds.push(std::os::fd::OwnedFd::from_raw_fd(fd));
                     }
                 }

@@ -45,8 +45,12 @@
 //! Lifetime: started detached by the first wait that finds none (one
 //! starter at a time under a lock beside the socket); one per server, kept
 //! so by a lock it holds; leaves `LINGER` after its last wait, closing every
-//! pipe.
+//! pipe, and sweeps the files left beside the sockets of gone servers.
+//!
+//! Descriptors: the hub raises its open-files limit and refuses a wait that
+//! would not fit (`budget`); pipe starts wait their turn (`starts`).
 
+mod budget;
 mod client;
 mod conn;
 mod feed;
@@ -56,6 +60,7 @@ mod policy;
 mod protocol;
 mod router;
 mod server;
+mod starts;
 
 pub use client::{connect, path, read_entry};
 pub use feed::pipe_feed;

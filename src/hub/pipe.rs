@@ -36,17 +36,21 @@ pub(super) fn start_pipe(
         inner.push(q.clone());
     }
     inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:end")]);
+    // A dead pane (remain-on-exit) gets no pipe: tmux 3.2a opens one that
+    // then never closes, and the pane looks piped by someone else after.
     let foreign = vec![vec![
         s("display-message"),
         s("-p"),
-        format!("{nonce}:foreign"),
+        s("-t"),
+        s(pane),
+        format!("{nonce}:foreign:#{{pane_dead}}"),
     ]];
     let args = [
         s("if-shell"),
         s("-F"),
         s("-t"),
         s(pane),
-        s("#{pane_pipe}"),
+        s("#{||:#{pane_pipe},#{pane_dead}}"),
         command_list(&foreign),
         command_list(&inner),
     ];
@@ -55,7 +59,17 @@ pub(super) fn start_pipe(
         Ok(lines)
             if lines
                 .first()
-                .is_some_and(|l| *l == format!("{nonce}:foreign")) =>
+                .is_some_and(|l| *l == format!("{nonce}:foreign:1")) =>
+        {
+            Err(Error::new(
+                Kind::PaneDied,
+                format!("pane {pane} is dead (its program has exited)"),
+            ))
+        }
+        Ok(lines)
+            if lines
+                .first()
+                .is_some_and(|l| *l == format!("{nonce}:foreign:0")) =>
         {
             Ok(Entry::Foreign)
         }

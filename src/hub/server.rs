@@ -2,13 +2,15 @@
 //! read and hands each pane's stream to every wait on it. See the module
 //! above for the protocol; this is the event loop.
 
+use super::budget::{Budget, Held};
 use super::conn::log;
 use super::conn::{Conn, Role};
 use super::feed::{MAX_TOKEN, recv_with_fds};
-use super::pipe::{Started, start_pipe};
+use super::pipe::Started;
 use super::policy::{allowed, entry_queries, valid_pane};
 use super::protocol::{EndReason, Entry, Frame, HELLO, Request};
 use super::router::{Requested, Router, Sends};
+use super::starts::{self, StartJob, Starts};
 use crate::error::{Error, Kind, Result};
 use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
 use crate::tmux::protocol::{format_escape, sh_quote};
@@ -95,16 +97,18 @@ pub fn serve(socket: &Socket) -> Result<()> {
     }
     hub.run(&listener);
     // Gone before the lock is released (a new hub binds only under it),
-    // and only if it is still ours; the lock file goes too.
+    // and only if it is still ours; the lock file goes with the lock.
     if mine.is_some() && inode(&path) == mine {
         let _ = std::fs::remove_file(&path);
     }
     drop(listener);
     drop(hub);
-    if let Some(lock_path) = crate::tmux::beside_socket(socket, lock_name) {
-        let _ = std::fs::remove_file(lock_path);
-    }
     drop(lock);
+    // What processes killed while they held a lock left beside the sockets
+    // of servers that are gone.
+    if let Some(dir) = path.parent() {
+        crate::tmux::sweep_gone_servers(dir);
+    }
     Ok(())
 }
 
@@ -129,7 +133,8 @@ struct Hub {
     started_tx: Sender<Started>,
     started_rx: Receiver<Started>,
     wake_r: UnixStream,
-    wake_w: UnixStream,
+    /// Shared with the pipe starts' threads (no descriptor each).
+    wake_w: std::sync::Arc<UnixStream>,
     queue_limit: usize,
     idle_since: Option<Instant>,
     /// Panes whose pipe the hub closed, and when: tmux takes a moment to
@@ -137,6 +142,10 @@ struct Hub {
     closed: HashMap<String, Instant>,
     /// A signal asked the hub to leave.
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The open-files limit and the count against it.
+    budget: Budget,
+    /// Pipe starts queued and running.
+    starts: Starts,
 }
 
 /// How long after closing a pane's pipe a "piped" answer is taken for our
@@ -179,11 +188,13 @@ impl Hub {
             started_tx,
             started_rx,
             wake_r,
-            wake_w,
+            wake_w: std::sync::Arc::new(wake_w),
             queue_limit,
             idle_since: Some(Instant::now()),
             closed: HashMap::new(),
             stop: Default::default(),
+            budget: Budget::new(),
+            starts: Starts::default(),
         })
     }
 
@@ -198,8 +209,13 @@ impl Hub {
                 .filter(|(p, t)| self.router.is_live(p) && t.fd.is_some())
                 .map(|(p, _)| p.clone())
                 .collect();
+            let listen = if self.budget.paused().is_some() {
+                0
+            } else {
+                libc::POLLIN
+            };
             let mut fds = vec![
-                pollfd(listener.as_raw_fd(), libc::POLLIN),
+                pollfd(listener.as_raw_fd(), listen),
                 pollfd(self.wake_r.as_raw_fd(), libc::POLLIN),
             ];
             for id in &conn_ids {
@@ -242,6 +258,8 @@ impl Hub {
                 }
             }
             self.expire();
+            // Starts held back for room may run now that waits left.
+            self.pump_starts();
             self.flush_all();
             if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return;
@@ -275,6 +293,14 @@ impl Hub {
                 at(t.live_since + FEED_WITHIN);
             }
         }
+        if let Some(t) = self.budget.paused() {
+            at(t);
+        }
+        // Starts held back for room: looked at again now and then, whatever
+        // else happens.
+        if self.starts.waiting() {
+            at(Instant::now() + Duration::from_millis(50));
+        }
         next.map(|n| n.saturating_duration_since(Instant::now()))
     }
 
@@ -301,8 +327,23 @@ impl Hub {
                     );
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if crate::error::is_out_of_descriptors(&e) => {
+                    if !self.budget.refuse_one(listener) {
+                        return;
+                    }
+                }
                 Err(_) => return,
             }
+        }
+    }
+
+    /// What the hub holds, for the budget.
+    fn held(&self) -> Held {
+        Held {
+            conns: self.conns.len(),
+            taps: self.taps.len(),
+            unfed: self.taps.values().filter(|t| t.fd.is_none()).count(),
+            starting: self.starts.running,
         }
     }
 
@@ -413,6 +454,18 @@ impl Hub {
 
     fn on_request(&mut self, id: u64, req: Request) {
         log(format_args!("request {id} {}", req.pane));
+        // A wait that does not fit is refused at once; the others go on.
+        let fresh = !self.taps.contains_key(&req.pane);
+        if !self.budget.fits(self.held(), fresh) {
+            log(format_args!(
+                "refused {id}: out of descriptors {:?}",
+                self.held()
+            ));
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.push(&Frame::Entry(Budget::refusal()));
+            }
+            return;
+        }
         if let Some(c) = self.conns.get_mut(&id) {
             c.role = Role::Waiter {
                 pane: req.pane.clone(),
@@ -435,26 +488,25 @@ impl Hub {
         );
         let mut queries = entry_queries(&req.pane);
         queries.extend(req.extra);
-        let socket = self.socket.clone();
-        let pane = req.pane;
-        let feed = format!("{} {token}", self.feed_cmd);
-        let tx = self.started_tx.clone();
-        let wake = self.wake_w.try_clone();
-        self.closed.retain(|_, at| at.elapsed() < CLOSING);
-        let closing = self.closed.get(&pane).map(|at| *at + CLOSING);
-        std::thread::spawn(move || {
-            let mut started = start_pipe(&socket, &pane, &feed, &queries);
-            while matches!(started.result, Ok(Entry::Foreign))
-                && closing.is_some_and(|until| Instant::now() < until)
-            {
-                std::thread::sleep(Duration::from_millis(2));
-                started = start_pipe(&socket, &pane, &feed, &queries);
-            }
-            let _ = tx.send(started);
-            if let Ok(mut w) = wake {
-                let _ = w.write(&[1]);
-            }
+        self.starts.push(StartJob {
+            pane: req.pane,
+            feed: format!("{} {token}", self.feed_cmd),
+            queries,
         });
+        self.pump_starts();
+    }
+
+    /// Run queued pipe starts while the budget allows.
+    fn pump_starts(&mut self) {
+        while self.starts.waiting() && self.budget.may_start(self.held()) {
+            let Some(job) = self.starts.next() else {
+                return;
+            };
+            self.closed.retain(|_, at| at.elapsed() < CLOSING);
+            let closing = self.closed.get(&job.pane).map(|at| *at + CLOSING);
+            let (tx, wake) = (self.started_tx.clone(), self.wake_w.clone());
+            starts::spawn(job, self.socket.clone(), closing, tx, wake);
+        }
     }
 
     /// Send each frame to its wait; an entry marks the wait as entered
@@ -470,7 +522,19 @@ impl Hub {
         }
     }
 
-    fn on_started(&mut self, s: Started) {
+    fn on_started(&mut self, mut s: Started) {
+        self.starts.ended();
+        self.pump_starts();
+        match &s.result {
+            Err(e) if e.kind == Kind::TooManyOpenFiles => {
+                s.result = Err(Error::too_many_open_files("tmux-wait's hub"));
+            }
+            Err(e) if e.kind == Kind::PaneDied => {
+                let dead = format!("pane {} is dead (its program has exited)", s.pane);
+                s.result = Err(Error::new(Kind::PaneDied, dead));
+            }
+            _ => {}
+        }
         log(format_args!(
             "started {} {}",
             s.pane,

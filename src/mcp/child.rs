@@ -86,6 +86,13 @@ pub fn spawn(exe: &Path, args: &[OsString], cwd: Option<&PathBuf>) -> std::io::R
             });
         }
     }
+    // The open-files limit the server started with, not the one it raised.
+    if let Some(hook) = crate::sys::fds::restore_hook() {
+        // SAFETY: the hook makes one async-signal-safe call (setrlimit).
+        unsafe {
+            cmd.pre_exec(hook);
+        }
+    }
     let mut child = cmd.spawn()?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
     let out = Arc::new(Mutex::new(Vec::new()));

@@ -19,6 +19,9 @@ use crate::tmux::Socket;
 /// Run the server on stdin/stdout until stdin closes or a signal comes;
 /// returns the exit code (0, or 128 + the signal).
 pub fn run(socket: Socket) -> i32 {
+    // Each call holds a child's pipes: an agent's hundred calls at once
+    // must not meet a soft limit of 256 (macOS). Children get the old one.
+    crate::sys::fds::raise();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

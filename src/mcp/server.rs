@@ -346,6 +346,12 @@ async fn tmux(socket: &[OsString], args: &[&str]) -> Result<String, String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
+    if let Some(hook) = crate::sys::fds::restore_hook() {
+        // SAFETY: the hook makes one async-signal-safe call (setrlimit).
+        unsafe {
+            cmd.pre_exec(hook);
+        }
+    }
     let out = match tokio::time::timeout(Duration::from_secs(5), cmd.output()).await {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => return Err(format!("cannot run tmux: {e}")),

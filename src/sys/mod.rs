@@ -1,8 +1,9 @@
 //! System helpers below everything else: starting this program again,
-//! detached, the few descriptor calls the hub's event loop makes, and what
-//! the kernel says about processes (`procfs`) and terminals (`tty`).
+//! detached, the few descriptor calls the hub's event loop makes, the
+//! open-files limit (`fds`), and what the kernel says about processes
+//! (`procfs`) and terminals (`tty`).
 
-pub mod nofile;
+pub mod fds;
 pub mod procfs;
 pub mod tty;
 
@@ -13,7 +14,8 @@ use std::time::Duration;
 
 /// Start `tmux-wait ARGS...` in its own session, detached from us, its
 /// standard streams closed: it outlives this process and ends by itself.
-/// Returns its pid; `what` names it in the error.
+/// It gets the open-files limit this process started with. Returns its
+/// pid; `what` names it in the error.
 pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -24,7 +26,6 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    nofile::original_for_child(&mut cmd);
     // SAFETY: setsid is async-signal-safe and takes no arguments.
     unsafe {
         cmd.pre_exec(|| {
@@ -32,12 +33,59 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
             Ok(())
         });
     }
+    fds::restore_in_child(&mut cmd);
     cmd.spawn()
         .map(|c| c.id())
         .map_err(|e| Error::io(&format!("cannot start {what}"), e))
 }
 
+/// The process at the other end of a Unix socket (Linux: `SO_PEERCRED`;
+/// None elsewhere).
+#[cfg(target_os = "linux")]
+pub fn peer_pid(stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && cred.pid > 0).then_some(cred.pid as u32)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn peer_pid(_stream: &std::os::unix::net::UnixStream) -> Option<u32> {
+    None
+}
+
+/// The process `pid` still runs (not gone, not a zombie).
+pub fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = i32::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, 0) } == 0);
+    exists && procfs::stat(pid).is_none_or(|s| s.state != 'Z')
+}
+
 /// The peer of a Unix socket runs as our effective user.
+#[cfg(not(target_os = "linux"))]
+pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
+    let (mut uid, mut gid) = (libc::uid_t::MAX, libc::gid_t::MAX);
+    // SAFETY: getpeereid writes the two ids.
+    let r = unsafe { libc::getpeereid(stream.as_raw_fd(), &mut uid, &mut gid) };
+    // SAFETY: geteuid has no preconditions.
+    r == 0 && uid == unsafe { libc::geteuid() }
+}
+
+/// The peer of a Unix socket runs as our effective user.
+#[cfg(target_os = "linux")]
 pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {
     let mut cred = libc::ucred {
         pid: 0,

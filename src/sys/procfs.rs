@@ -184,6 +184,13 @@ pub fn parse_syscall(text: &str) -> Option<Syscall> {
     Some(Syscall { nr, arg0, arg2 })
 }
 
+/// The number of `read` in `/proc/PID/syscall` (Linux only: elsewhere no
+/// call matches).
+#[cfg(target_os = "linux")]
+const SYS_READ: i64 = libc::SYS_read;
+#[cfg(not(target_os = "linux"))]
+const SYS_READ: i64 = -1;
+
 /// A process asleep in a read of its terminal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TtyRead {
@@ -221,7 +228,7 @@ pub fn reading_tty(pid: u32, tty: &str) -> Option<Option<TtyRead>> {
         return Some(None);
     }
     if let Some(sc) = syscall(pid) {
-        let yes = sc.nr == libc::SYS_read && names_tty(pid, sc.arg0, tty);
+        let yes = sc.nr == SYS_READ && names_tty(pid, sc.arg0, tty);
         return Some(yes.then_some(TtyRead { count: sc.arg2 }));
     }
     let w = wchan(pid)?;
@@ -287,9 +294,9 @@ mod tests {
             })
         );
         assert_eq!(parse_io("rchar: 1\n"), None);
-        let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", libc::SYS_read);
+        let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", SYS_READ);
         let sc = parse_syscall(&read).unwrap();
-        assert_eq!((sc.nr, sc.arg0, sc.arg2), (libc::SYS_read, 0, Some(0x2000)));
+        assert_eq!((sc.nr, sc.arg0, sc.arg2), (SYS_READ, 0, Some(0x2000)));
         let sc = parse_syscall("270 0xa 0x7ff").unwrap();
         assert_eq!((sc.nr, sc.arg0, sc.arg2), (270, 10, None));
         assert_eq!(parse_syscall("running"), None);

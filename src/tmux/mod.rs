@@ -8,10 +8,12 @@
 //! runs it when that client gives way (`runner`).
 
 pub mod imsg;
+mod lock;
 pub mod native;
 pub mod protocol;
 mod runner;
 
+pub use lock::{LockFile, SocketLock, beside_socket, lock_beside_socket, sweep_gone_servers};
 pub use runner::{Finished, Runner};
 
 use crate::error::{Error, Kind, Result};
@@ -100,7 +102,8 @@ impl Socket {
     }
 
     /// A `tmux` command for this server. `TMUX` and `TMUX_PANE` are removed
-    /// so that tmux resolves targets only from what we pass explicitly.
+    /// so that tmux resolves targets only from what we pass explicitly; it
+    /// gets the open-files limit tmux-wait started with.
     pub fn command(&self) -> Command {
         let mut c = Command::new(tmux_binary());
         // UTF-8 whatever the locale: without it (cron, a bare environment)
@@ -109,7 +112,7 @@ impl Socket {
         c.args(self.args());
         c.env_remove("TMUX").env_remove("TMUX_PANE");
         c.stdin(Stdio::null());
-        crate::sys::nofile::original_for_child(&mut c);
+        crate::sys::fds::restore_in_child(&mut c);
         c
     }
 
@@ -221,64 +224,6 @@ pub fn die_with_parent(cmd: &mut Command) {
     let _ = cmd;
 }
 
-/// An advisory lock shared by tmux-wait processes on one server.
-pub enum SocketLock {
-    Held(std::fs::File),
-    /// No lock file could be made beside the socket (a read-only place).
-    Unavailable,
-    /// Others held it past the deadline.
-    TimedOut,
-}
-
-/// The file `.NAME.what` beside the server's socket (tmux's own private
-/// directory, or where `-S` put it).
-pub fn beside_socket(socket: &Socket, what: &str) -> Option<PathBuf> {
-    let sock = socket.path();
-    let name = sock.file_name()?;
-    Some(sock.with_file_name(format!(".{}.{what}", name.to_string_lossy())))
-}
-
-/// Take the lock file `.SOCKET.WHAT` beside the server's socket, shared or
-/// exclusive, polling until `deadline`. Released when the file is dropped
-/// or the process ends.
-pub fn lock_beside_socket(
-    socket: &Socket,
-    what: &str,
-    exclusive: bool,
-    deadline: std::time::Instant,
-) -> SocketLock {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let Some(path) = beside_socket(socket, what) else {
-        return SocketLock::Unavailable;
-    };
-    let Ok(f) = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(&path)
-    else {
-        return SocketLock::Unavailable;
-    };
-    let how = if exclusive {
-        libc::LOCK_EX
-    } else {
-        libc::LOCK_SH
-    };
-    loop {
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(f.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
-            return SocketLock::Held(f);
-        }
-        if std::time::Instant::now() >= deadline {
-            return SocketLock::TimedOut;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(500));
-    }
-}
-
 /// Map tmux's error text to an error kind.
 pub fn classify_failure(stderr: &str) -> Error {
     let msg = stderr
@@ -287,6 +232,11 @@ pub fn classify_failure(stderr: &str) -> Error {
         .next()
         .unwrap_or("tmux failed")
         .to_owned();
+    // A pane kept by remain-on-exit whose program exited (pipe-pane's
+    // refusal): the same as a pane that dies during a wait.
+    if msg.starts_with("target pane has exited") {
+        return Error::new(Kind::PaneDied, "the pane is dead (its program has exited)");
+    }
     let kind = if msg.starts_with("no server running")
         || msg.starts_with("error connecting to")
         || msg.contains("server exited unexpectedly")
@@ -534,7 +484,11 @@ impl PaneInfo {
         Some(PaneInfo {
             pane_id: f[0].to_owned(),
             session_id: f[1].to_owned(),
-            pane_pid: f[2].parse().ok()?,
+            // tmux 3.8 gives a dead pane no pid.
+            pane_pid: match (f[2], f[3]) {
+                ("", "1") => 0,
+                (pid, _) => pid.parse().ok()?,
+            },
             pane_dead: f[3] == "1",
             pane_tty: f[4].to_owned(),
             version: Version::parse(f[5]),
@@ -623,6 +577,10 @@ mod tests {
         assert_eq!(p.session_id, "$1");
         assert!(!p.pane_dead);
         assert_eq!(PaneInfo::parse("garbage"), None);
+        // tmux 3.8: a dead pane has no pid.
+        let p = PaneInfo::parse("%3\t$1\t\t1\t/dev/pts/4\tnext-3.8").unwrap();
+        assert!(p.pane_dead);
+        assert_eq!(PaneInfo::parse("%3\t$1\t\t0\t/dev/pts/4\t3.3a"), None);
     }
 
     #[test]

@@ -125,6 +125,10 @@ pub fn run(
     let stream = match connect(&path, bound) {
         Ok(s) => s,
         Err(e) if is_timeout(&e) => return Attempt::Failed(timed_out(bound)),
+        // Out of descriptors: a `tmux` process would need more.
+        Err(e) if crate::error::is_out_of_descriptors(&e) => {
+            return Attempt::Failed(Error::io("cannot connect to tmux", e));
+        }
         Err(e) => {
             return Attempt::Unreachable(format!("cannot connect to {}: {e}", path.display()));
         }
@@ -373,9 +377,17 @@ fn connect(path: &Path, bound: Option<Duration>) -> std::io::Result<UnixStream> 
         *d = *s as libc::c_char;
     }
     // SAFETY: a new socket; on success we own the descriptor.
+    #[cfg(target_os = "linux")]
     let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    #[cfg(not(target_os = "linux"))]
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is ours and open.
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
     }
     // SAFETY: fd is ours and open; UnixStream closes it from now on.
     let stream = unsafe { UnixStream::from_raw_fd(fd) };

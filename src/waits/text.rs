@@ -54,6 +54,17 @@ fn stop_in_grace(
     Ok(None)
 }
 
+/// A matched line as the result shows it: trimmed, unless pattern `p` of
+/// `list` needed the blanks the program wrote at its end (`PROMPT> `).
+fn shown(c: &crate::engine::Candidate, list: &PatternList, p: usize) -> String {
+    let line = c.line();
+    if c.rendered.is_none() && line.len() < c.text.len() && !list.hits(p, line) {
+        c.text.clone()
+    } else {
+        line.to_owned()
+    }
+}
+
 /// Setting up (attach, baseline) may take this long even when the timeout
 /// is shorter; the wait itself then ends at once.
 const SETUP_TIME: Duration = Duration::from_secs(10);
@@ -88,11 +99,13 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
             break (o, None, Vec::new());
         };
         let texts: Vec<&str> = batch.iter().map(|c| c.text.as_str()).collect();
-        let lines = |hits: &[usize]| -> Vec<String> {
-            hits.iter().map(|&i| batch[i].line().to_owned()).collect()
+        let lines = |list: &PatternList, p: usize, hits: &[usize]| -> Vec<String> {
+            hits.iter().map(|&i| shown(&batch[i], list, p)).collect()
         };
         match judge(&req.patterns, &req.stops, &texts) {
-            Some(Verdict::Stopped(i, hits)) => break (Outcome::Stopped, Some(i), lines(&hits)),
+            Some(Verdict::Stopped(i, hits)) => {
+                break (Outcome::Stopped, Some(i), lines(&req.stops, i, &hits));
+            }
             Some(Verdict::Matched(i, hits)) => {
                 // One write by a program can reach us in more than one
                 // piece; what follows within STOP_GRACE is the same output,
@@ -102,11 +115,11 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
                 {
                     break (Outcome::Stopped, Some(si), stop_lines);
                 }
-                break (Outcome::Matched, Some(i), lines(&hits));
+                break (Outcome::Matched, Some(i), lines(&req.patterns, i, &hits));
             }
             None if req.patterns.is_empty() && src.saw_output() => {
-                let all: Vec<usize> = (0..batch.len()).collect();
-                break (Outcome::AnyOutput, None, lines(&all));
+                let all: Vec<String> = batch.iter().map(|c| c.line().to_owned()).collect();
+                break (Outcome::AnyOutput, None, all);
             }
             None => {}
         }
@@ -155,6 +168,7 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         pane_id: pane.pane_id,
         elapsed_seconds: seconds(elapsed),
         effective_timeout: seconds(req.timeout),
+        fallback: src.fallback(),
     })
 }
 
@@ -224,6 +238,7 @@ fn since_cursor(req: &TextRequest, cursor: &str) -> Result<TextResult> {
                 pane_id: r.pane_id.clone(),
                 elapsed_seconds: seconds(start.elapsed()),
                 effective_timeout: seconds(req.timeout),
+                fallback: r.fallback,
             });
         }
     }

@@ -120,7 +120,11 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
         WatchKind::Quiet(d) => ("quiet", format!("quiet for {}s", d.as_secs_f64())),
     };
     let label = req.label.clone().unwrap_or(default_label);
-    if matches!(req.kind, WatchKind::Done) && line_editor_active(pane.pane_pid, &pane.pane_tty) {
+    // A dead pane's pid may be anyone's by now: it is reported dead below.
+    if matches!(req.kind, WatchKind::Done)
+        && !pane.pane_dead
+        && line_editor_active(pane.pane_pid, &pane.pane_tty)
+    {
         return Err(Error::new(
             Kind::Usage,
             format!(

@@ -5,23 +5,14 @@
 //! stale status never ends a wait for a later command. Each case in bash,
 //! zsh and dash (the shells that run `run`'s POSIX wrapper).
 
-use crate::common::{Options, TestServer, installed, run_bounded};
+use crate::common::{Options, TestServer, installed, installed_shells, run_bounded};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
 const SHELLS: [&str; 3] = ["bash", "zsh", "dash"];
 
 fn shells() -> Vec<&'static str> {
-    SHELLS
-        .into_iter()
-        .filter(|sh| {
-            let ok = installed(sh);
-            if !ok {
-                eprintln!("skipped: {sh} is not installed");
-            }
-            ok
-        })
-        .collect()
+    installed_shells(&SHELLS)
 }
 
 fn strings(v: &Value, key: &str) -> Vec<String> {
@@ -39,8 +30,9 @@ fn run(s: &TestServer, pane: &str, extra: &[&str], command: &str) -> Value {
         .args(extra)
         .args(["--", command]);
     let f = run_bounded(c);
-    assert!(f.stderr.is_empty() || f.code.is_some(), "{f:?}");
-    f.json()
+    let v = f.json();
+    assert!(v.get("output").is_some(), "run {command:?} failed: {f:?}");
+    v
 }
 
 fn output(s: &TestServer, pane: &str, extra: &[&str]) -> Value {

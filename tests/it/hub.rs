@@ -147,30 +147,6 @@ fn a_pane_moved_to_another_session_is_followed() {
     s.wait_no_helpers();
 }
 
-/// A hub killed (SIGKILL) or told to stop (SIGTERM) under its waits: they
-/// end at once with a one-line error, tmux closes its pipes at once, and
-/// the next wait starts a new hub.
-#[test]
-fn a_killed_hub_ends_its_waits_and_a_new_one_takes_over() {
-    let s = TestServer::new();
-    for (i, sig) in ["-KILL", "-TERM"].into_iter().enumerate() {
-        let w = wait_never(&s, &s.pane);
-        let hubs = s.hub_pids();
-        assert_eq!(hubs.len(), 1);
-        signal(&hubs[0], sig.trim_start_matches('-'));
-        let f = w.finish(&s);
-        assert_eq!(f.code, Some(2), "{sig}: {} {}", f.stdout, f.stderr);
-        assert_eq!(f.stderr.lines().count(), 1, "{sig}: {}", f.stderr);
-        assert!(f.json()["error"]["kind"].is_string(), "{sig}: {}", f.stdout);
-        s.wait_no_helpers();
-        s.wait_until(&s.pane, "tmux to close the pipe", || !s.pane_piped(&s.pane));
-        let w = wait_line(&s, &s.pane, &format!("^AGAIN_{i}3$"));
-        s.type_line(&s.pane, &format!("echo AGAIN_{i}$((1+2))"));
-        assert_eq!(w.finish(&s).matched_line(), format!("AGAIN_{i}3"));
-        s.wait_no_helpers();
-    }
-}
-
 /// The hub runs nothing but reads: a connection that asks for anything
 /// else, is malformed, or names no pane, is closed unanswered, and the
 /// server and the real wait are untouched.
@@ -240,32 +216,6 @@ fn a_users_pipe_is_left_alone() {
     s.wait_until(&s.pane, "the user's log", || {
         std::fs::read_to_string(&log).is_ok_and(|l| l.contains("\rSTILL_LOGGED"))
     });
-}
-
-/// The user starts a pipe of their own during a wait (tmux-logging does
-/// it with `pipe-pane CMD`): theirs wins and works, and the wait ends
-/// saying so.
-#[test]
-fn a_users_pipe_started_during_a_wait_wins() {
-    let s = TestServer::new();
-    let w = wait_never(&s, &s.pane);
-    let log = s.dir().join("user.log");
-    s.tmux(&[
-        "pipe-pane",
-        "-t",
-        &s.pane,
-        &format!("cat >> {}", log.display()),
-    ]);
-    let f = w.finish(&s);
-    assert_eq!(f.code, Some(2), "{} {}", f.stdout, f.stderr);
-    assert_eq!(f.json()["error"]["kind"], "pipe_busy", "{}", f.stdout);
-    assert_eq!(f.stderr.lines().count(), 1, "{}", f.stderr);
-    s.type_line(&s.pane, "echo LOGGED_BY_USER");
-    s.wait_until(&s.pane, "the user's log", || {
-        std::fs::read_to_string(&log).is_ok_and(|l| l.contains("\rLOGGED_BY_USER"))
-    });
-    s.wait_no_helpers();
-    assert!(s.pane_piped(&s.pane));
 }
 
 /// Waits in a row (starting a pipe each, as the last one closed it) all

@@ -1242,3 +1242,108 @@ async fn a_command_needs_a_pane_and_unseen_output_counts_when_asked() {
     mcp.close().await;
     server.wait_no_helpers();
 }
+
+/// A pane already dead when a call starts: each tool that reads a pane
+/// says `pane_died`, as when the pane dies during the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_on_a_pane_dead_at_entry_say_pane_died() {
+    let server = TestServer::with(crate::common::Options {
+        extra_config: "set -g remain-on-exit on".into(),
+        ..Default::default()
+    });
+    let pane = server
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", "exit 3"])
+        .trim()
+        .to_owned();
+    server.wait_until(&pane, "the pane to be dead", || {
+        server
+            .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    let mcp = connect(&server).await;
+    for (tool, arguments) in [
+        (
+            "wait_for_text",
+            json!({"patterns": ["x"], "pane_id": pane, "timeout": 5}),
+        ),
+        ("wait", json!({"pane_id": pane, "timeout_s": 5})),
+        (
+            "run_command",
+            json!({"command": "echo hi", "pane_id": pane}),
+        ),
+    ] {
+        let v = err(&mcp.call(tool, arguments).await);
+        assert_eq!(v["error"]["kind"], "pane_died", "{tool}: {v}");
+    }
+    mcp.close().await;
+    server.wait_no_helpers();
+}
+
+/// The MCP server raises its open-files limit for its calls' pipes; the
+/// calls (and what they run) get the one it was started with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_get_the_limit_the_server_was_started_with() {
+    let server = TestServer::new();
+    let log = server.dir().join("limits.log");
+    let wrapper = server.dir().join("tmux-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$(ulimit -Sn)\" >> '{}'\nexec tmux \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let w = wrapper.to_string_lossy().into_owned();
+    let mut cmd = mcp_command(
+        &server,
+        &[("TMUX_WAIT_TMUX", &w), ("TMUX_WAIT_NATIVE", "0")],
+    );
+    // SAFETY: getrlimit and setrlimit are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut r = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut r);
+            r.rlim_cur = 200;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
+            Ok(())
+        });
+    }
+    let transport = TokioChildProcess::new(cmd).expect("spawn tmux-wait mcp");
+    let pid = transport.id().expect("pid");
+    let client = tokio::time::timeout(DEADLINE, Recorder::default().serve(transport))
+        .await
+        .expect("initialize in time")
+        .expect("initialize");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let soft = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .unwrap()
+        .to_owned();
+    assert_ne!(soft, "200", "the server kept the low limit");
+    let params = CallToolRequestParams::new("wait_for_text".to_owned())
+        .with_arguments(args(json!({"pane_id": server.pane, "timeout": 0.3})));
+    let r = tokio::time::timeout(DEADLINE, client.peer().call_tool(params))
+        .await
+        .expect("in time")
+        .expect("call");
+    assert_eq!(structured(&r)["outcome"], "timeout", "{r:?}");
+    let _ = tokio::time::timeout(DEADLINE, client.cancel()).await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.is_empty());
+    for l in text.lines() {
+        assert_eq!(l, "200", "a call's tmux got another limit:\n{text}");
+    }
+    server.wait_no_helpers();
+}

@@ -16,10 +16,11 @@ fn a_repeated_line_is_new_output() {
 }
 
 /// Defect 1, prompt form: a prompt that comes back identical is new output.
+/// (Matched as written: `$ `, with its blank.)
 #[test]
 fn an_identical_prompt_coming_back_is_new_output() {
     let s = TestServer::new();
-    let w = s.start_text(&["--regex", "--pattern", "^\\$$"]);
+    let w = s.start_text(&["--regex", "--pattern", "^\\$ $"]);
     s.type_line(&s.pane, "sleep 0.3");
     let f = w.finish(&s);
     assert_eq!(f.code, Some(0), "{}", f.stdout);

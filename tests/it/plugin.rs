@@ -360,6 +360,7 @@ fn builds_the_helper_when_missing_and_says_so() {
         "scripts/tmux-wait.sh",
         "scripts/helpers.sh",
         "scripts/variables.sh",
+        "scripts/install-helper.sh",
     ] {
         std::fs::copy(root().join(f), plugin.join(f)).unwrap();
     }
@@ -395,6 +396,8 @@ fn builds_the_helper_when_missing_and_says_so() {
     s.tmux(&["set-environment", "-g", "PATH", &path]);
     s.tmux(&["set-option", "-g", "status", "on"]);
     s.tmux(&["set-option", "-g", "status-right", "[#{tmux_wait_status}]"]);
+    // (No release to download: tests/it/install.rs has those.)
+    s.tmux(&["set-option", "-g", "@tmux-wait-download", "off"]);
     let mut client = PtyClient::attach(&s);
     load_as_tpm(&s, &plugin.join("tmux-wait.tmux"), path.as_ref());
     // The status segment says it at once, and the client draws it.
@@ -409,7 +412,7 @@ fn builds_the_helper_when_missing_and_says_so() {
     client.keys(b"HELLO");
     client.keys(b"\r");
     s.wait_until(&s.pane, "the arming message", || {
-        messages().contains("the watch starts once the helper is built")
+        messages().contains("the watch starts once the helper is there")
     });
     // F meanwhile says it is building.
     s.tmux(&[
@@ -420,8 +423,8 @@ fn builds_the_helper_when_missing_and_says_so() {
             s.pane
         ),
     ]);
-    s.wait_until(&s.pane, "the still-building message", || {
-        messages().contains("still building")
+    s.wait_until(&s.pane, "the not-there-yet message", || {
+        messages().contains("the helper is not there yet")
     });
     std::fs::write(&go, "").unwrap();
     s.wait_until(&s.pane, "the built message", || {

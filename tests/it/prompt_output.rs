@@ -10,16 +10,7 @@ const SHELLS: [&str; 3] = ["bash", "zsh", "dash"];
 
 /// The shells of `SHELLS` that are here; the others are skipped, saying so.
 fn shells() -> Vec<&'static str> {
-    SHELLS
-        .into_iter()
-        .filter(|sh| {
-            let ok = installed(sh);
-            if !ok {
-                eprintln!("skipped: {sh} is not installed (apt-get install {sh})");
-            }
-            ok
-        })
-        .collect()
+    installed_shells(&SHELLS)
 }
 
 /// A text wait for `pattern` on `pane`, armed, with `timeout`.

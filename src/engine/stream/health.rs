@@ -141,6 +141,7 @@ pub(super) fn kind_from(name: &str) -> Kind {
         Kind::PaneDied,
         Kind::ServerExited,
         Kind::Io,
+        Kind::TooManyOpenFiles,
     ]
     .into_iter()
     .find(|k| k.as_str() == name)

@@ -14,6 +14,11 @@ impl StreamSource {
         cmds: &[Vec<String>],
         deadline: Instant,
     ) -> Result<(Vec<Vec<String>>, bool)> {
+        // Polling: there is no stream to line up with.
+        if self.poll.is_some() {
+            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
+            return Ok((replies, false));
+        }
         let mut last = None;
         let give_up = Instant::now() + ALIGN_TIME;
         for _ in 0..ALIGN_TRIES {
@@ -34,6 +39,10 @@ impl StreamSource {
     /// Ask the hub to pass on what the pane's pipe holds now; returns the
     /// stream's length once it has. Output events meanwhile are taken in.
     pub fn sync(&mut self, deadline: Instant) -> Result<u64> {
+        if self.poll.is_some() {
+            return Ok(self.received);
+        }
+        let generation = self.generation;
         self.sync_seq += 1;
         let n = self.sync_seq;
         if self
@@ -45,6 +54,11 @@ impl StreamSource {
         }
         let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
         while self.synced < n {
+            // The stream changed (a new hub, polling): this sync went to
+            // the old one.
+            if self.generation != generation {
+                return Ok(self.received);
+            }
             match self
                 .rx
                 .recv_timeout(deadline.saturating_duration_since(Instant::now()))

@@ -26,8 +26,13 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
+mod entry;
+mod events;
 mod health;
 mod link;
+mod survive;
+
+use entry::{flows_from_cursor, raw_reader};
 
 use health::kind_from;
 use link::{history_query, spawn_reader};
@@ -119,6 +124,30 @@ pub struct StreamSource {
     /// `TMUX_WAIT_TRACE`: a file each chunk and what was said of its
     /// writer is appended to (for diagnosing the echo rules).
     trace: Option<std::fs::File>,
+    /// The channel the hub's reader, the pane's process watch and signals
+    /// send to (a new hub's reader sends to it too).
+    tx: SyncSender<Event>,
+    /// When the wait began (for when the stream stopped).
+    opened: Instant,
+    /// The polling interval, for a wait that has to poll after all.
+    interval: Duration,
+    /// Polling, after another program took the pane's pipe.
+    poll: Option<super::poll::PollSource>,
+    /// Lines written while nobody read, found on the screen: the next
+    /// batch's first.
+    recovered: Vec<Candidate>,
+    /// Some recovered line is output (not echo: nothing can tell, so all).
+    recovered_output: bool,
+    /// How the wait went on after the stream stopped.
+    fallback: Option<crate::report::Fallback>,
+    /// When hubs were lost (see `survive`).
+    hub_losses: Vec<Instant>,
+    /// Counts new streams (a new hub, polling): a sync sent before one
+    /// will not be answered.
+    generation: u64,
+    /// The hub serving this wait (a connection that ends while it lives on
+    /// was closed by it: this wait fell too far behind).
+    hub_pid: Option<u32>,
 }
 
 impl StreamSource {
@@ -179,6 +208,7 @@ impl StreamSource {
                 let _ = tx.send(Event::Signal(sig));
             });
         }
+        let hub_pid = crate::sys::peer_pid(&stream);
         let mut me = StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
@@ -223,6 +253,16 @@ impl StreamSource {
                     .open(p)
                     .ok()
             }),
+            tx: tx.clone(),
+            opened: Instant::now(),
+            interval: setup.interval,
+            poll: None,
+            recovered: Vec::new(),
+            recovered_output: false,
+            fallback: None,
+            hub_losses: Vec::new(),
+            generation: 0,
+            hub_pid,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -297,77 +337,6 @@ impl StreamSource {
         Ok(me)
     }
 
-    /// Take the entry state from the replies to [`hub::entry_queries`]
-    /// and, with `from`, the history capture after them: the tracker starts
-    /// from them, and the stream counts from here.
-    fn take_entry(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<()> {
-        let st = self.take_state(replies, from)?;
-        self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
-        let row = replies[1]
-            .get(st.cursor_y as usize)
-            .map(|r| r.trim_end().to_owned())
-            .unwrap_or_default();
-        self.tracker = LineTracker::new(&Entry {
-            width: st.width as usize,
-            row,
-            cursor_x: st.cursor_x as usize,
-            alternate_on: st.alternate_on,
-            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
-            kernel_echo: self.probe.first().kernel_echo == Some(true),
-            raw_reader: raw_reader(&self.pane),
-        });
-        if !flows_from_cursor(&replies[1], &replies[2], &st) {
-            self.tracker.lose_flow();
-        }
-        self.tracker.set_final_only(self.final_lines);
-        self.streaming = true;
-        self.unconsumed = false;
-        Ok(())
-    }
-
-    /// The pane's state, geometry, entry lines and history from the
-    /// replies to [`hub::entry_queries`] (and the history capture after
-    /// them, with `from`).
-    fn take_state(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<PaneState> {
-        let st = PaneState::parse(&replies[0])?;
-        if st.pane_id != self.pane.pane_id {
-            return Err(self.closed());
-        }
-        if st.dead {
-            return Err(Error::new(
-                Kind::PaneDied,
-                format!(
-                    "pane {} is dead (its program has exited)",
-                    self.pane.pane_id
-                ),
-            ));
-        }
-        self.pane.pane_pid = st.pane_pid;
-        if !st.tty.is_empty() {
-            self.pane.pane_tty = st.tty.clone();
-        }
-        let history = i64::try_from(st.history_size).unwrap_or(0);
-        self.entry_abs = history + i64::from(st.cursor_y);
-        self.geometry = Geometry {
-            history_size: history,
-            history_limit: i64::try_from(st.history_limit).unwrap_or(0),
-            height: i64::from(st.height),
-            width: i64::from(st.width),
-            cursor_x: i64::from(st.cursor_x),
-            cursor_y: i64::from(st.cursor_y),
-        };
-        self.history_from = match from {
-            Some("-") | None => 0,
-            Some(n) => n.parse::<i64>().map(|n| (history + n).max(0)).unwrap_or(0),
-        };
-        self.history = match from {
-            Some(_) => replies.get(hub::ENTRY_QUERIES).cloned().unwrap_or_default(),
-            None => Vec::new(),
-        };
-        self.entry_lines = trim_rows(replies[2].clone());
-        Ok(st)
-    }
-
     /// The entry's replies showed the pane where the stream starts (false
     /// for a wait that joined while output kept flowing).
     pub fn exact_entry(&self) -> bool {
@@ -439,179 +408,27 @@ impl StreamSource {
             }
         }
         self.unconsumed = false;
-        self.tracker.take_items(false)
+        let mut items = self.tracker.take_items(false);
+        items.extend(self.recovered.drain(..).map(Item::Line));
+        items
     }
 
     /// The next lines and marks, or None when `deadline` passed; an empty
     /// batch means output changed only the unfinished line (or the prompt
     /// state).
     pub fn next_items(&mut self, deadline: Instant) -> Result<Option<Vec<Item>>> {
+        if self.poll.is_some() {
+            return Ok(self
+                .poll_next(deadline)?
+                .map(|c| c.into_iter().map(Item::Line).collect()));
+        }
         if !self.wait_output(deadline)? {
             return Ok(None);
         }
-        Ok(Some(self.tracker.take_items(false)))
+        let mut items = self.tracker.take_items(false);
+        items.extend(self.recovered.drain(..).map(Item::Line));
+        Ok(Some(items))
     }
-
-    /// Wait until pane output arrived (true) or `deadline` passed (false).
-    fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
-        // Output taken in while waiting for a reply has not been looked at.
-        if std::mem::take(&mut self.unconsumed) {
-            return Ok(true);
-        }
-        if let Some(e) = self.failed.take() {
-            return Err(e);
-        }
-        loop {
-            let now = Instant::now();
-            if now >= deadline {
-                return Ok(false);
-            }
-            if now >= self.next_check {
-                self.check()?;
-            }
-            // A line held until the shell says whether it took it.
-            if let Some(t) = self.tracker.held_until()
-                && now >= t
-            {
-                self.tracker.tick(now);
-                if self.tracker.has_items() {
-                    return Ok(true);
-                }
-            }
-            let mut wake = deadline.min(self.next_check);
-            if let Some(t) = self.tracker.held_until() {
-                wake = wake.min(t);
-            }
-            if self.look_owed {
-                let due = self
-                    .probe
-                    .since_last()
-                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d));
-                if due.is_zero() {
-                    self.look_idle();
-                } else {
-                    wake = wake.min(now + due);
-                }
-            }
-            let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
-                continue;
-            };
-            self.output_seen = false;
-            let start = self.received;
-            self.handle(ev)?;
-            for _ in 0..MAX_EVENTS_PER_BATCH {
-                if self.received - start >= MAX_BYTES_PER_BATCH {
-                    break;
-                }
-                match self.rx.try_recv() {
-                    Ok(ev) => self.handle(ev)?,
-                    Err(_) => break,
-                }
-            }
-            if self.output_seen {
-                self.unconsumed = false;
-                return Ok(true);
-            }
-        }
-    }
-
-    /// The look owed since output nobody looked at (see `look_owed`).
-    fn look_idle(&mut self) {
-        self.look_owed = false;
-        if self.streaming {
-            let hint = self.probe.hint_for(&[], false);
-            self.tracker.observe(Instant::now(), hint);
-        }
-    }
-
-    fn handle(&mut self, ev: Event) -> Result<()> {
-        match ev {
-            Event::Data(data, at) => {
-                self.received += data.len() as u64;
-                if self.streaming {
-                    if self.width_checked.elapsed() >= WIDTH_EVERY {
-                        self.width_checked = Instant::now();
-                        if let Some(w) = tty_width(&self.pane.pane_tty) {
-                            self.tracker.set_width(w);
-                        }
-                    }
-                    // Who wrote it matters only while a shell reads a line
-                    // (or for what may be a prompt, looked at now and then).
-                    let reading = self.tracker.reading();
-                    let hint = if reading {
-                        let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
-                        self.probe.hint_for(&data, line_end)
-                    } else if data.len() <= SMALL_CHUNK
-                        && (self.look_next
-                            || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
-                    {
-                        self.probe.hint_for(&data, false)
-                    } else {
-                        self.probe.shown(&data);
-                        self.look_owed = true;
-                        Hint::default()
-                    };
-                    if reading || hint != Hint::default() {
-                        self.look_owed = false;
-                    }
-                    // A shell that just took a line may print its next
-                    // prompt (PS2) and read again at once.
-                    self.look_next = reading;
-                    if let Some(t) = &mut self.trace {
-                        let _ =
-                            writeln!(t, "{:?} {:?} {hint:?}", at, String::from_utf8_lossy(&data));
-                    }
-                    self.tracker.feed_hinted(&data, at, hint);
-                    self.output_seen = true;
-                    self.unconsumed = true;
-                }
-            }
-            Event::Synced(n) => self.synced = self.synced.max(n),
-            Event::Mark(m) => {
-                self.marks.push(m);
-                // What follows is the joiner's.
-                self.streaming = false;
-            }
-            Event::End(why) => return Err(self.ended(why)),
-            Event::HubLost => return Err(self.lost()),
-            Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
-            Event::PaneExited => {
-                self.pane_exited = Some(Instant::now());
-                self.next_check = Instant::now();
-            }
-            Event::Eof => {}
-        }
-        Ok(())
-    }
-}
-
-/// A program other than the shell reads the pane's terminal key by key
-/// (a REPL's line editor): what it writes after reading keys is echo.
-fn raw_reader(pane: &PaneInfo) -> bool {
-    shell::reads(pane.pane_pid, &pane.pane_tty).0 == Reads::Keys
-}
-
-/// The screen below the cursor's row is blank and that row starts a line
-/// (it does not continue one wrapped from above): output from here on is a
-/// line-by-line flow the stream alone can draw (see
-/// [`LineTracker::screen_tail`]).
-fn flows_from_cursor(rows: &[String], joined: &[String], st: &PaneState) -> bool {
-    let y = st.cursor_y as usize;
-    if rows.iter().skip(y + 1).any(|r| !r.trim_end().is_empty()) {
-        return false;
-    }
-    let width = (st.width as usize).max(1);
-    let mut row = 0;
-    for line in joined {
-        let n = crate::cursor::split_rows(line.trim_end(), width)
-            .len()
-            .max(1);
-        if row + n > y {
-            return row == y;
-        }
-        row += n;
-    }
-    true
 }
 
 impl PaneSource for StreamSource {
@@ -620,14 +437,25 @@ impl PaneSource for StreamSource {
     }
 
     fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>> {
+        if self.poll.is_some() {
+            return self.poll_next(deadline);
+        }
         if !self.wait_output(deadline)? {
             return Ok(None);
         }
-        Ok(Some(self.tracker.take(true)))
+        let mut c = self.tracker.take(true);
+        c.append(&mut self.recovered);
+        Ok(Some(c))
     }
 
     fn saw_output(&self) -> bool {
         self.tracker.saw_output()
+            || self.recovered_output
+            || self.poll.as_ref().is_some_and(|p| p.saw_output())
+    }
+
+    fn fallback(&self) -> Option<crate::report::Fallback> {
+        self.fallback
     }
 
     fn saw_alternate(&self) -> bool {

@@ -48,6 +48,16 @@ impl State {
         }
     }
 
+    /// A kernel-echo reader's read returned: the line now being echoed
+    /// was taken, whichever chunk brings its line feed.
+    pub(super) fn note_taken(&mut self) {
+        if self.input != InputState::Kernel {
+            self.line_taken = false;
+        } else if self.hint.reader_woke == Some(true) {
+            self.line_taken = true;
+        }
+    }
+
     /// While a line editor reads: what its process did not write came from
     /// another writer, and what it wrote without having read a key is not
     /// the echo of keys either.
@@ -91,14 +101,13 @@ impl State {
     /// typed (the shell accepted it) or written by another writer. Returns
     /// true when the line is held for later.
     pub(super) fn line_ends_while_reading(&mut self) -> bool {
+        let taken = std::mem::take(&mut self.line_taken) || self.hint.reader_woke == Some(true);
         if !self.has_echo() {
             return false;
         }
         match self.input {
             // The reader's read returned: the line was typed and taken.
-            InputState::Kernel if self.hint.reader_woke == Some(true) => {
-                self.input = InputState::Output
-            }
+            InputState::Kernel if taken => self.input = InputState::Output,
             // Typed and abandoned: Ctrl-C (or Ctrl-\, Ctrl-Z), which the
             // kernel echoes as `^C`, then the reader's new prompt.
             InputState::Kernel if self.ends_with_control_echo() => {}

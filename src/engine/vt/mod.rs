@@ -36,6 +36,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
+mod bulk;
 mod counts;
 mod echo;
 mod screen;
@@ -119,7 +120,8 @@ const BLANK: Cell = Cell {
 /// new output and has not been judged yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
-    /// What patterns are matched against: the line without echoed input.
+    /// What patterns are matched against: the line without echoed input,
+    /// with the blanks a program wrote at its end (a prompt's `> `).
     pub text: String,
     /// The line as rendered, when it differs from `text` (it holds echo).
     pub rendered: Option<String>,
@@ -129,9 +131,9 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// The line as the pane shows it.
+    /// The line as the pane shows it, trailing blanks trimmed.
     pub fn line(&self) -> &str {
-        self.rendered.as_deref().unwrap_or(&self.text)
+        self.rendered.as_deref().unwrap_or(self.text.trim_end())
     }
 }
 
@@ -229,6 +231,11 @@ pub enum Item {
 pub struct LineTracker {
     parser: vte::Parser,
     state: State,
+    /// The parser is known to stand in its ground state (see `bulk`).
+    ground: bool,
+    /// Plain lines may be taken in bulk (off only to test that it changes
+    /// nothing).
+    bulk_enabled: bool,
 }
 
 struct State {
@@ -268,6 +275,10 @@ struct State {
     /// A raw reader's typed line ended: what it writes is output until
     /// keys are typed again (see [`LineTracker::feed_raw`]).
     raw_line_done: bool,
+    /// The kernel-echo reader took a line since the current line began:
+    /// that line, when it ends, was typed (the wake may be seen with one
+    /// chunk of its echo and its line feed come in the next).
+    line_taken: bool,
     held: Option<Held>,
     /// The last lines a line feed ended, as drawn (echo included).
     transcript: VecDeque<String>,
@@ -290,6 +301,8 @@ impl LineTracker {
         }
         Self {
             parser: vte::Parser::new(),
+            ground: true,
+            bulk_enabled: true,
             state: State {
                 width,
                 cells,
@@ -312,6 +325,7 @@ impl LineTracker {
                 hint: Hint::default(),
                 attributed: true,
                 raw_line_done: false,
+                line_taken: false,
                 held: None,
                 transcript: VecDeque::new(),
                 linear: !entry.alternate_on,
@@ -342,6 +356,7 @@ impl LineTracker {
         self.state.hint = hint;
         self.state.tick();
         self.state.observe();
+        self.state.note_taken();
         match self.state.input {
             InputState::Kernel => self.feed_kernel(data),
             InputState::Raw => {
@@ -357,7 +372,7 @@ impl LineTracker {
                     self.state.input = InputState::Output;
                 }
             }
-            _ => self.parser.advance(&mut self.state, data),
+            _ => self.feed_output(data),
         }
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on, in one write; what comes in a later chunk is
@@ -367,6 +382,29 @@ impl LineTracker {
         }
     }
 
+    /// Bytes a program wrote while no one reads: whole plain lines in bulk,
+    /// the rest line by line through the parser.
+    fn feed_output(&mut self, data: &[u8]) {
+        let mut i = 0;
+        while i < data.len() {
+            if self.bulk_enabled {
+                i += self.bulk(&data[i..]);
+            }
+            if i == data.len() {
+                break;
+            }
+            let end = memchr::memchr(b'\n', &data[i..]).map_or(data.len(), |p| i + p + 1);
+            self.advance(&data[i..end]);
+            i = end;
+        }
+    }
+
+    /// Through the parser, keeping track of whether it stands in ground.
+    fn advance(&mut self, data: &[u8]) {
+        self.parser.advance(&mut self.state, data);
+        self.ground = bulk::ends_in_ground(data, self.ground);
+    }
+
     /// What the terminal says of its reader now, with no output to go with
     /// it (a look taken once the stream went idle).
     pub fn observe(&mut self, at: Instant, hint: Hint) {
@@ -374,6 +412,7 @@ impl LineTracker {
         self.state.hint = hint;
         self.state.tick();
         self.state.observe();
+        self.state.note_taken();
     }
 
     /// Feed a chunk while a program reads a line with the kernel's echo:
@@ -388,7 +427,7 @@ impl LineTracker {
             && let Some(nl) = memchr::memchr(b'\n', data)
         {
             self.state.attributed = false;
-            self.parser.advance(&mut self.state, &data[..=nl]);
+            self.advance(&data[..=nl]);
             self.state.attributed = true;
             let rest = &data[nl + 1..];
             if !rest.is_empty() {
@@ -396,7 +435,7 @@ impl LineTracker {
                 if self.state.input == InputState::Kernel {
                     self.feed_kernel_part(rest, rest.len());
                 } else {
-                    self.parser.advance(&mut self.state, rest);
+                    self.advance(rest);
                 }
             }
             return;
@@ -424,18 +463,18 @@ impl LineTracker {
             && hint.reader_wrote == Some(true)
             && (hint.keys == Some(true) || hint.reader_read == Some(true));
         if !echo {
-            self.parser.advance(&mut self.state, data);
+            self.advance(data);
             return;
         }
         let nl = memchr::memchr(b'\n', data);
         let cut = nl.map_or(data.len(), |nl| nl + 1);
         self.state.attributed = false;
-        self.parser.advance(&mut self.state, &data[..cut]);
+        self.advance(&data[..cut]);
         self.state.attributed = true;
         if nl.is_some() {
             self.state.raw_line_done = true;
         }
-        self.parser.advance(&mut self.state, &data[cut..]);
+        self.advance(&data[cut..]);
     }
 
     fn feed_kernel_part(&mut self, data: &[u8], written: usize) {
@@ -446,11 +485,11 @@ impl LineTracker {
             // `^X`): an escape sequence, a bell or a lone carriage return
             // was written by a program.
             self.state.attributed = !could_be_kernel_echo(unknown);
-            self.parser.advance(&mut self.state, unknown);
+            self.advance(unknown);
         }
         if !known.is_empty() {
             self.state.attributed = true;
-            self.parser.advance(&mut self.state, known);
+            self.advance(known);
         }
         self.state.attributed = true;
     }
@@ -688,6 +727,20 @@ mod tests {
         );
     }
 
+    /// A line keeps the blanks a program wrote at its end (what a
+    /// `PROMPT> ` pattern needs), not the blank cells nobody wrote.
+    #[test]
+    fn written_trailing_blanks_are_kept() {
+        assert_eq!(run(80, &[b"PROMPT> "]), ["PROMPT> "]);
+        assert_eq!(run(80, &[b"(y/n) \r\n"]), ["(y/n) "]);
+        // Moved past with a cursor move, never written: not kept.
+        assert_eq!(run(80, &[b"ab\x1b[5Cc\x1b[3C\r\n"]), ["ab     c"]);
+        // Shown trimmed.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"PROMPT> ", Instant::now());
+        assert_eq!(t.take(true)[0].line(), "PROMPT>");
+    }
+
     #[test]
     fn repeated_identical_lines_are_each_new() {
         assert_eq!(run(80, &[b"ready\r\nready\r\n"]), ["ready", "ready"]);
@@ -744,7 +797,7 @@ mod tests {
         assert!(t.take(true).is_empty());
         assert!(!t.saw_output());
         t.feed(b"MARK\r\n\x1b[?2004h$ ", t0 + Duration::from_secs(1));
-        assert_eq!(texts(&mut t, true), ["MARK", "$"]);
+        assert_eq!(texts(&mut t, true), ["MARK", "$ "]);
         // Typed later than the prompt window: echo again.
         t.feed(b"echo again", t0 + Duration::from_secs(2));
         assert!(t.take(true).is_empty());
@@ -762,7 +815,7 @@ mod tests {
         t.feed(b"\r\n\x1b[?2004l\r", t0 + Duration::from_secs(1));
         let c = t.take(true);
         assert_eq!(c.len(), 1);
-        assert_eq!(c[0].text, "$");
+        assert_eq!(c[0].text, "$ ");
         assert_eq!(c[0].line(), "$ ls");
     }
 
@@ -789,7 +842,7 @@ mod tests {
         t.feed(b"\x1b]133;A\x07$ \x1b]133;B\x07", t0);
         t.feed(b"echo X", t0 + Duration::from_secs(5));
         t.feed(b"\r\n\x1b]133;C\x07X\r\n", t0 + Duration::from_secs(5));
-        assert_eq!(texts(&mut t, true), ["$", "X"]);
+        assert_eq!(texts(&mut t, true), ["$ ", "X"]);
     }
 
     #[test]
@@ -895,7 +948,7 @@ mod tests {
         t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, None));
         assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
         t.feed_hinted(b"Continue? ", now, hint(false, false, None));
-        assert_eq!(lines(&mut t, true), ["Continue?"]);
+        assert_eq!(lines(&mut t, true), ["Continue? "]);
         // Typed slowly in pieces, then Enter: echo, never output.
         let mut t = at_prompt(false);
         for piece in [&b"ech"[..], b"o TYPED", b"\x08\x1b[K", b"D"] {
@@ -996,6 +1049,31 @@ mod tests {
         assert!(t.line_editor_reading());
         t.feed(b"\r\n\x1b[?2004l\r", now);
         assert!(!t.line_editor_reading());
+    }
+
+    /// The shell's wake seen with a chunk of the echo, the line feed in
+    /// the next (read after the shell went on to run it): still typed.
+    #[test]
+    fn a_taken_line_whose_line_feed_comes_later_is_typed() {
+        let now = Instant::now();
+        let mut t = at_prompt(true);
+        t.feed_hinted(b"echo BOTH", now, hint(false, true, Some(false)));
+        let none = Hint {
+            reader_woke: None,
+            reader_read: None,
+            reader_wrote: None,
+            ..hint(false, false, Some(false))
+        };
+        t.feed_hinted(b"\r\n", now, none);
+        assert!(t.take(true).is_empty(), "typed and taken");
+        t.feed_hinted(b"BOTH\r\n", now, none);
+        assert_eq!(lines(&mut t, true), ["BOTH"]);
+        // The wake counts for one line: the next unfinished line waits.
+        let mut t = at_prompt(true);
+        t.feed_hinted(b"ls\r\n", now, hint(false, true, Some(true)));
+        t.feed_hinted(b"$ ", now, hint(true, false, Some(true)));
+        t.feed_hinted(b"BG_LINE\r\n", now, hint(false, false, Some(true)));
+        assert_eq!(lines(&mut t, true), ["$ BG_LINE"]);
     }
 
     #[test]

@@ -69,6 +69,10 @@ impl State {
         // a second (the line as drawn) only when there is echo.
         let (mut has_echo, mut output, mut prompt) = (false, false, false);
         let mut text = String::with_capacity(self.cells.len());
+        // The text up to its last character a program wrote: blanks it
+        // wrote at the end count (`PROMPT> `), blank cells nobody wrote
+        // (padding, old paint) do not.
+        let mut written = 0;
         for cell in &mut self.cells {
             cell.fresh = false;
             if cell.ch == '\0' {
@@ -84,10 +88,13 @@ impl State {
             if let Some(c) = &cell.combining {
                 text.push_str(c);
             }
+            if cell.ch != ' ' || matches!(cell.origin, Origin::New | Origin::Prompt) {
+                written = text.len();
+            }
         }
-        text.truncate(text.trim_end().len());
+        text.truncate(written);
         let rendered = has_echo.then(|| self.rendered());
-        if rendered.as_ref().unwrap_or(&text).is_empty() {
+        if rendered.as_ref().unwrap_or(&text).trim_end().is_empty() {
             return;
         }
         self.out.push(Item::Line(Candidate {

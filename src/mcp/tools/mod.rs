@@ -1073,6 +1073,7 @@ mod tests {
             pane_id: "%1".into(),
             elapsed_seconds: 0.1,
             effective_timeout: 8.0,
+            fallback: None,
         })
         .unwrap();
         let channel = serde_json::to_value(ChannelResult {
@@ -1100,6 +1101,7 @@ mod tests {
             cursor: "c".into(),
             save_error: None,
             follow_error: None,
+            fallback: None,
         })
         .unwrap();
         let output = serde_json::to_value(OutputResult {
@@ -1124,6 +1126,7 @@ mod tests {
             elapsed_seconds: 0.1,
             effective_timeout: 1.0,
             save_error: None,
+            fallback: None,
         })
         .unwrap();
         let signal = json!({"channel": "c", "status": null, "message": null});

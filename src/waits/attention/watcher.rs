@@ -172,7 +172,7 @@ impl Watch {
         patterns: PatternList,
         profiles: Profiles,
     ) -> Result<Watch> {
-        crate::sys::nofile::raise();
+        crate::sys::fds::raise();
         let rows = targets::select(&targets::list(socket)?, &scopes);
         if rows.is_empty() {
             return Err(Error::new(Kind::NoPane, "the targets hold no pane"));

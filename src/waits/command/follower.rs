@@ -86,6 +86,17 @@ pub(super) fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> R
             return Ok(());
         }
         let v = v[0].first().cloned().unwrap_or_default();
+        // The status the shell left in the run's file (no follower had a
+        // stream to read: another program took the pane's pipe).
+        if v.is_empty()
+            && let Some(status) = f.store.as_ref().and_then(|s| s.take_run_status(id))
+        {
+            f.finished = Some(Finish {
+                status,
+                source: ExitSource::Wrapper,
+            });
+            return Ok(());
+        }
         if !v.is_empty() {
             let _ = socket.run(["set-option", "-pu", "-t", &f.pane.pane_id, &exit_option(id)]);
             f.finished = Some(Finish {

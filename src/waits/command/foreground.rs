@@ -51,6 +51,28 @@ impl Follow {
         }
     }
 
+    /// Wait (until `until` at most) for someone to read the terminal: a
+    /// shell that just ended a command runs its last builtins and prints
+    /// its prompt first, and keys typed before would be echoed (by the
+    /// kernel, where the shell has no line editor) ahead of that prompt,
+    /// which then leads the command's first line.
+    /// Returns what the terminal waits for then.
+    pub(super) fn await_reader(&mut self, until: Instant) -> Reads {
+        loop {
+            let r = self.reads();
+            if r != Reads::Nothing || Instant::now() >= until || self.foreground() != Fg::Shell {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The shell reads its next command line, or is about to: it just
+    /// printed its prompt (see [`Follow::await_reader`]).
+    pub(super) fn prompt_soon(&mut self, until: Instant) -> bool {
+        self.await_reader(until) == Reads::Prompt
+    }
+
     /// The pane's shell reads its next command line.
     pub(super) fn shell_prompt(&mut self) -> bool {
         self.reads() == Reads::Prompt
@@ -147,6 +169,25 @@ impl Follow {
 
     /// The pane went away, its program exited, or it was respawned (`e`
     /// says which): how the followed command ended.
+    /// The pane's process is gone: read on until the stream says how the
+    /// pane ended (what it wrote last is taken in); None if it does not
+    /// say by `deadline`, or within a second.
+    pub(super) fn pane_went(&mut self, socket: &Socket, deadline: Instant) -> Option<Finish> {
+        let until = deadline.min(Instant::now() + Duration::from_secs(1));
+        loop {
+            match self.src.next_items(until) {
+                Ok(Some(items)) => {
+                    self.absorb(items);
+                }
+                Ok(None) => return None,
+                Err(e) if matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned) => {
+                    return Some(self.pane_end(socket, &e));
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
     pub(super) fn pane_end(&self, socket: &Socket, e: &Error) -> Finish {
         if e.kind == Kind::PaneRespawned {
             return Finish {

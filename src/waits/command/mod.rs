@@ -50,6 +50,11 @@ const MAX_COMMAND_BYTES: usize = 16 * 1024;
 const SETTLE_QUIET: Duration = Duration::from_millis(20);
 /// ...or this long after the first new line, whichever is first.
 const SETTLE_MAX: Duration = Duration::from_millis(300);
+/// Status files of runs nobody took are dropped after this long.
+const STATUS_FILES_KEPT: Duration = Duration::from_secs(600);
+/// While the stream cannot be read (polling after another program took
+/// the pane's pipe), how often a run looks whether its shell is back.
+const FALLBACK_LOOK: Duration = Duration::from_millis(100);
 /// How long the pane stays quiet on an unfinished line before it is looked
 /// at as a possible question (the program may not be reading yet when its
 /// question arrives); each look that finds none waits five times longer,
@@ -151,6 +156,8 @@ struct Follow {
     /// The reply's lines are taken (the cursor was saved after them): what
     /// comes now is the next call's, and goes to --save-to only.
     lines_closed: bool,
+    /// The server's state, where a run's status file is.
+    store: Option<crate::state::Store>,
 }
 
 impl Follow {
@@ -207,6 +214,7 @@ impl Follow {
             saved_abs: -1,
             question_after: None,
             lines_closed: false,
+            store: None,
         })
     }
 
@@ -228,6 +236,121 @@ impl Follow {
             _ => None,
         };
         p
+    }
+
+    /// Until when to wait while the stream cannot say where a run ends:
+    /// soon, to look whether its shell is back.
+    fn fallback_quiet(&self, until: Instant) -> Instant {
+        if self.src.fallback().is_some() && self.run.is_some() {
+            until.min(Instant::now() + FALLBACK_LOOK)
+        } else {
+            until
+        }
+    }
+
+    /// The stream stopped (another program took the pane's pipe, the hub
+    /// went away), so the run's end mark may never come: the command ended
+    /// when its shell reads a command line again, with the status the shell
+    /// left in the run's file (unknown without it). Output polled since
+    /// holds the shell's new prompt last: not the command's.
+    fn fallback_end(&mut self) {
+        if self.finished.is_some() || self.src.fallback().is_none() {
+            return;
+        }
+        let Some(id) = self.run.clone() else {
+            return;
+        };
+        // Polled rows carry no marks: what comes is the command's.
+        self.inside = true;
+        if !self.shell_prompt() {
+            return;
+        }
+        let status = self.store.as_ref().and_then(|s| s.take_run_status(&id));
+        if let Some(prompt) = self.cursor_row()
+            && self
+                .lines
+                .lines
+                .last()
+                .is_some_and(|l| l.trim_end() == prompt.trim_end())
+        {
+            self.lines.lines.pop();
+        }
+        self.finished = Some(Finish {
+            status: status.flatten(),
+            source: if status.is_some() {
+                ExitSource::Wrapper
+            } else {
+                ExitSource::Shell
+            },
+        });
+    }
+
+    /// The row the pane's cursor is on, as tmux draws it now.
+    fn cursor_row(&mut self) -> Option<String> {
+        let t = self.pane.pane_id.clone();
+        let y = self
+            .src
+            .query_all(&[typing::argv(&[
+                "display-message",
+                "-p",
+                "-t",
+                &t,
+                "#{cursor_y}",
+            ])])
+            .ok()?;
+        let y = y[0].first()?.trim().to_owned();
+        let row = self
+            .src
+            .query_all(&[typing::argv(&[
+                "capture-pane",
+                "-p",
+                "-t",
+                &t,
+                "-S",
+                &y,
+                "-E",
+                &y,
+            ])])
+            .ok()?;
+        row[0].first().cloned()
+    }
+
+    /// The shell reads a command line again, so what ran ended: with the
+    /// status OSC 133 gave (`osc133`), else, for a run, the one its
+    /// follower or its shell left (it may have ended just now, between two
+    /// looks), else unknown (`shell`).
+    fn ended_at_prompt(&mut self, osc133: Option<i32>) -> Finish {
+        if osc133.is_some() {
+            return Finish {
+                status: osc133,
+                source: ExitSource::Osc133,
+            };
+        }
+        if let Some(id) = self.run.clone() {
+            let option = self
+                .src
+                .query_all(&[typing::argv(&[
+                    "show-options",
+                    "-pqv",
+                    "-t",
+                    &self.pane.pane_id,
+                    &exit_option(&id),
+                ])])
+                .ok()
+                .and_then(|r| r[0].first().cloned())
+                .filter(|v| !v.is_empty());
+            let file = self.store.as_ref().and_then(|s| s.take_run_status(&id));
+            if let Some(status) = option.map(|v| v.trim().parse().ok()).or(file) {
+                return Finish {
+                    status,
+                    source: ExitSource::Wrapper,
+                };
+            }
+        }
+        Finish {
+            status: None,
+            source: ExitSource::Shell,
+        }
     }
 
     /// Output arrived: a question may come with it.
@@ -318,12 +441,21 @@ mod tests {
 
     #[test]
     fn wrapper_quotes_the_command_once() {
-        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls", false);
+        let w = wrapper("ab12", "echo 'it''s' \"$HOME\"; ls", false, None, false);
         assert!(w.starts_with(" command printf '\\033]7731;tmux-wait;ab12;B\\007';eval "));
-        assert!(wrapper("ab12", "ls", true).starts_with("command printf"));
+        assert!(wrapper("ab12", "ls", true, None, false).starts_with("command printf"));
         assert!(w.contains(r#"eval 'echo '\''it'\'''\''s'\'' "$HOME"; ls';"#));
-        assert!(w.ends_with(r#"'\033]7731;tmux-wait;ab12;E;%d\007' "$?""#));
+        assert!(w.ends_with(
+            r#"command printf '\033]7731;tmux-wait;ab12;E;%d\007' "$_tmux_wait_status";unset _tmux_wait_status"#
+        ));
         assert!(w.contains(WRAPPER_SIGNATURE));
+        // The status file before the end mark; zsh's builtin printf.
+        let w = wrapper("ab12", "ls", false, Some("/d/it's/run-ab12.status"), true);
+        assert!(
+            w.contains(r#";builtin printf %d "$_tmux_wait_status" 2>/dev/null >'/d/it'\''s/run-ab12.status';builtin printf '\033]7731;tmux-wait;ab12;E"#),
+            "{w}"
+        );
+        assert!(!w.contains("command printf"), "{w}");
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         hist.pop();
     }
     let tracker_line = f.src.tracker().current_line();
-    let at_shell_prompt = f.shell_prompt();
+    let at_shell_prompt = f.prompt_soon(deadline.min(Instant::now() + PROMPT_SOON));
     f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
     let mut entry_partial = None;
     if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
@@ -95,6 +95,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     // Its follower leaves the status in a pane option.
     f.run = rec.as_ref().and_then(|r| r.run.clone());
     if let Some(id) = f.run.clone() {
+        f.store = crate::waits::watch::store_for(&c.socket).ok();
         pending_run_status(&mut f, &c.socket, &id)?;
         // It ended, and something else has started since (a command typed
         // after it): its status is not the end of what runs now.
@@ -115,14 +116,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         let status = rec
             .as_ref()
             .and_then(|r| command_status_since(&c.socket, &f.pane.pane_id, r.saved));
-        f.finished = Some(Finish {
-            status,
-            source: if status.is_some() {
-                ExitSource::Osc133
-            } else {
-                ExitSource::Shell
-            },
-        });
+        f.finished = Some(f.ended_at_prompt(status));
     }
 
     let (before, after) = f.src.tracker().split_at_cursor();
@@ -222,7 +216,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                         decided = Some(Decision::Until);
                     }
                 } else if decided.is_none()
-                    && (f.has_output() || (f.src.tracker().has_partial() && !f.shell_prompt()))
+                    && (f.has_output()
+                        || (f.src.tracker().has_partial()
+                            && !f.src.tracker().at_prompt()
+                            && !f.prompt_soon(deadline.min(Instant::now() + PROMPT_SOON))))
                 {
                     // One burst of output is one reply: gather it, then
                     // look again (the command may have ended meanwhile).
@@ -249,6 +246,17 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             if !ready {
                 continue;
             }
+        }
+        // The pane's program ended (or the pane was respawned, and the new
+        // one wrote) while this was decided: that is how it stands.
+        if f.finished.is_none()
+            && !timed_out
+            && !crate::sys::alive(f.pane.pane_pid)
+            && let Some(end) = f.pane_went(&c.socket, deadline)
+        {
+            f.finished = Some(end);
+            reason = OutputReason::Finished;
+            prompt = None;
         }
         // Ready to return (or, with --ndjson, to print a batch).
         let done = f.finished.is_some() || timed_out || prompt.is_some() || !req.ndjson;
@@ -279,6 +287,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         reason = OutputReason::Output;
     }
 }
+
+/// How long an unfinished line written while the shell itself is in the
+/// foreground may take to turn out to be its prompt (the shell reads).
+const PROMPT_SOON: Duration = Duration::from_millis(500);
 
 pub(super) fn finish_output(
     f: &mut Follow,
@@ -357,6 +369,7 @@ pub(super) fn finish_output(
         elapsed_seconds: seconds(start.elapsed()),
         effective_timeout: seconds(c.timeout),
         save_error: f.saver.as_ref().and_then(|s| s.error.clone()),
+        fallback: f.src.fallback(),
     })
 }
 
@@ -402,14 +415,7 @@ impl StateCheck<'_> {
             let status = f.src.tracker().prompts().1.filter(|_| prompt_back);
             f.drain(Duration::from_millis(30));
             if f.finished.is_none() {
-                f.finished = Some(Finish {
-                    status,
-                    source: if status.is_some() {
-                        ExitSource::Osc133
-                    } else {
-                        ExitSource::Shell
-                    },
-                });
+                f.finished = Some(f.ended_at_prompt(status));
             }
         }
         let t = f.src.tracker();

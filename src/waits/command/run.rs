@@ -121,6 +121,9 @@ impl Follow {
     }
 }
 
+/// How long `run` waits for a shell between two commands to read again.
+const READER_SETTLE: Duration = Duration::from_secs(2);
+
 pub fn run(req: &RunRequest) -> Result<RunResult> {
     let start = Instant::now();
     let c = &req.common;
@@ -169,6 +172,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             ),
         ));
     }
+    // (A shell busy with builtins for longer gets the keys as before: it
+    // reads them when it is done.)
+    let _ = f.await_reader(deadline.min(Instant::now() + READER_SETTLE));
     let (before, after) = f.src.tracker().split_at_cursor();
     let typed = shell::unsubmitted_text(&before, &after);
     if let Some(t) = &typed
@@ -190,6 +196,13 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let id = crate::state::random_id();
     f.run = Some(id.clone());
     f.run_only = true;
+    // Where the shell also leaves the status (for a wait that can no
+    // longer read the stream); old ones nobody took are dropped.
+    f.store = crate::waits::watch::store_for(&c.socket).ok();
+    let status_file = f.store.as_ref().map(|s| {
+        s.sweep_run_statuses(STATUS_FILES_KEPT);
+        s.run_status_path(&id).to_string_lossy().into_owned()
+    });
     let mut keys: Vec<String> = Vec::new();
     if typed.is_some() {
         // Emacs-mode readline and zle: end of line, kill to its start.
@@ -209,7 +222,13 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         pane_id.clone(),
         "-l".into(),
         "--".into(),
-        wrapper(&id, &req.command, req.history),
+        wrapper(
+            &id,
+            &req.command,
+            req.history,
+            status_file.as_deref(),
+            shell_name == "zsh",
+        ),
         ";".into(),
         "send-keys".into(),
         "-t".into(),
@@ -231,6 +250,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         } else {
             deadline
         };
+        let until = f.fallback_quiet(until);
         match f.src.next_items(until) {
             Ok(Some(items)) => {
                 f.output_came();
@@ -239,6 +259,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                     // Started: the prompt is no longer ours to guard.
                     lock.take();
                 }
+                f.fallback_end();
                 if f.finished.is_some() {
                     break;
                 }
@@ -250,6 +271,10 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
                 }
             }
             Ok(None) if Instant::now() < deadline => {
+                f.fallback_end();
+                if f.finished.is_some() {
+                    break;
+                }
                 if let Some(p) = f.question_now() {
                     prompt = Some(p);
                     break;
@@ -293,10 +318,19 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     }
     let finish = f.finished.or(died);
     f.lines_closed = true;
-    let follow_error = if finish.is_none() {
-        handoff(&mut f, c, &id)
-    } else {
+    let follow_error = if finish.is_some() {
+        // Seen ending in the stream: the status file, if the shell wrote it
+        // yet, is not needed (a later run sweeps it if not).
+        if let Some(s) = &f.store {
+            let _ = s.take_run_status(&id);
+        }
         None
+    } else if f.src.fallback().is_some_and(|b| b.polling) {
+        // No stream to hand over: `output` finds the status the shell
+        // leaves in its file.
+        None
+    } else {
+        handoff(&mut f, c, &id)
     };
     if let Some(e) = interrupted {
         return Err(e);
@@ -316,6 +350,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         exit_source: finish.map(|x| x.source),
         prompt,
         cursor: c.cursor.clone(),
+        fallback: f.src.fallback(),
         save_error: f.saver.and_then(|s| s.error),
         follow_error,
     })

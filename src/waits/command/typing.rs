@@ -8,10 +8,39 @@ use super::*;
 /// shell's history where the shell leaves such lines out (bash with
 /// `HISTCONTROL=ignorespace`, zsh with `HIST_IGNORE_SPACE`, fish), unless
 /// `history` asks to keep it.
-pub fn wrapper(id: &str, command: &str, history: bool) -> String {
+///
+/// The status goes into `status_file` (where a wait that could no longer
+/// read the stream finds it: another program took the pane's pipe), then
+/// into the stream with the end mark: once the mark is seen the file is
+/// there, and the shell has only `unset` left to run. Where the file
+/// cannot be written (a shell on another host, over ssh), nothing is said.
+///
+/// `printf` is the shell's builtin, never a function or alias of the same
+/// name: `command printf` in POSIX shells, `builtin printf` in zsh (whose
+/// `command` runs the external program, a process for each mark).
+pub fn wrapper(
+    id: &str,
+    command: &str,
+    history: bool,
+    status_file: Option<&str>,
+    zsh: bool,
+) -> String {
+    let printf = if zsh {
+        "builtin printf"
+    } else {
+        "command printf"
+    };
     let mark = |what: &str| format!("'\\033]{RUN_OSC};{RUN_TAG};{id};{what}\\007'");
+    let file = status_file
+        .map(|f| {
+            format!(
+                "{printf} %d \"$_tmux_wait_status\" 2>/dev/null >{};",
+                sh_quote(f)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{}command printf {};eval {};command printf {} \"$?\"",
+        "{}{printf} {};eval {};_tmux_wait_status=$?;{file}{printf} {} \"$_tmux_wait_status\";unset _tmux_wait_status",
         if history { "" } else { " " },
         mark("B"),
         sh_quote(command),
@@ -45,7 +74,11 @@ pub(super) fn validate_command(command: &str) -> Result<()> {
 
 /// A lock held from the prompt check until the command has started, so two
 /// runs cannot type into one prompt at once.
-pub(super) fn pane_lock(socket: &Socket, pane: &str, deadline: Instant) -> Result<Option<File>> {
+pub(super) fn pane_lock(
+    socket: &Socket,
+    pane: &str,
+    deadline: Instant,
+) -> Result<Option<crate::tmux::LockFile>> {
     // One lock for the server's runs (held for the few milliseconds of
     // typing): no file per pane to leave behind.
     match crate::tmux::lock_beside_socket(socket, "tmux-wait-run-lock", true, deadline) {

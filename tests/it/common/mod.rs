@@ -756,6 +756,21 @@ pub fn installed(program: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Those of `shells` installed here; the others are skipped, saying so.
+pub fn installed_shells(shells: &[&'static str]) -> Vec<&'static str> {
+    shells
+        .iter()
+        .copied()
+        .filter(|sh| {
+            let ok = installed(sh);
+            if !ok {
+                eprintln!("skipped: {sh} is not installed (apt-get install {sh})");
+            }
+            ok
+        })
+        .collect()
+}
+
 /// Send signal `sig` (a name, `TERM`, or a number, `15`) to `pid`.
 pub fn signal(pid: impl std::fmt::Display, sig: &str) {
     let st = Command::new("kill")

@@ -3,7 +3,9 @@
 //! `run_command` keys) and text for people.
 //! Both are fed by the same value; nothing below `waits` prints.
 
+mod fallback;
 use crate::error::exit;
+pub use fallback::{Fallback, FallbackWhy};
 use serde::Serialize;
 
 /// How a text wait ended (libtmux-mcp's `outcome` values).
@@ -132,6 +134,10 @@ pub struct TextResult {
     pub pane_id: String,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
+    /// The pane's stream stopped during the wait and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -291,6 +297,13 @@ pub fn looks_like_regex(p: &str) -> bool {
 impl TextResult {
     /// One line for people, naming the pattern that decided.
     pub fn human(&self, given: &TextPatterns) -> String {
+        match &self.fallback {
+            Some(f) => format!("{} ({})", self.human_alone(given), f.human()),
+            None => self.human_alone(given),
+        }
+    }
+
+    fn human_alone(&self, given: &TextPatterns) -> String {
         let at = fmt_secs(self.elapsed_seconds);
         let first = self.matched_lines.first().map(|l| sanitize(l));
         let named = |list: &[String], flag: &str| match self.matched_index.and_then(|i| list.get(i))
@@ -499,6 +512,10 @@ pub struct RunResult {
     /// Why the command could not be followed after the call returned (its
     /// exit status and --save-to stop here), if so.
     pub follow_error: Option<String>,
+    /// The pane's stream stopped during the run and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 /// `output --json` (and each `--ndjson` line).
@@ -541,6 +558,10 @@ pub struct OutputResult {
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
     pub save_error: Option<String>,
+    /// The pane's stream stopped during the call and it went on another
+    /// way (absent: it did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Fallback>,
 }
 
 impl RunResult {
@@ -561,8 +582,18 @@ impl RunResult {
         lines_for_people(&self.output)
     }
 
-    /// A line for stderr when the command did not simply finish.
+    /// A line for stderr when the command did not simply finish, or its
+    /// stream stopped under it.
     pub fn note(&self) -> Option<String> {
+        let note = self.note_alone();
+        match (&self.fallback, note) {
+            (Some(f), Some(n)) => Some(format!("{n} ({})", f.human())),
+            (Some(f), None) => Some(format!("tmux-wait: {}", f.human())),
+            (None, n) => n,
+        }
+    }
+
+    fn note_alone(&self) -> Option<String> {
         if self.timed_out {
             let follow = self
                 .follow_error
@@ -608,6 +639,9 @@ impl OutputResult {
     /// A line for stderr saying how things stand.
     pub fn note(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if let Some(f) = &self.fallback {
+            parts.push(f.human());
+        }
         if self.finished {
             match self.exit_status {
                 Some(s) => parts.push(format!("finished, exit {s}")),
@@ -690,6 +724,7 @@ mod tests {
             pane_id: "%1".into(),
             elapsed_seconds: 0.002,
             effective_timeout: 8.0,
+            fallback: None,
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();
         let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -751,6 +786,7 @@ mod tests {
             pane_id: "%0".into(),
             elapsed_seconds: 0.029,
             effective_timeout: 2.0,
+            fallback: None,
         }
     }
 

@@ -1,0 +1,77 @@
+//! The line tracker's throughput: plain text, and output heavy with
+//! escape sequences (colours, cursor moves), fed as a pane's stream comes
+//! (chunks of 16 KiB). `cargo bench --bench tracker` prints MB/s per core
+//! for each; CI builds it (`cargo bench --no-run`) but does not time it.
+
+use std::time::{Duration, Instant};
+use tmux_wait::engine::vt::{Entry, LineTracker};
+
+fn entry() -> Entry {
+    Entry {
+        width: 120,
+        row: String::new(),
+        cursor_x: 0,
+        alternate_on: false,
+        at_prompt: false,
+        kernel_echo: false,
+        raw_reader: false,
+    }
+}
+
+/// `lines` numbered lines of plain text, as `seq` or a log writes them.
+fn plain(lines: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..lines {
+        v.extend_from_slice(
+            format!("2026-12-01 10:00:00 INFO request {i} served in 3ms\r\n").as_bytes(),
+        );
+    }
+    v
+}
+
+/// Coloured compiler-style output with cursor moves and erases, as a
+/// build tool or a progress display writes it: every third line redraws
+/// the line above (cursor up, erase, column moves).
+fn escapes(lines: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..lines {
+        v.extend_from_slice(
+            format!(
+                "\x1b[1m\x1b[32m   Compiling\x1b[0m crate-{i} v0.1.0\r\n\x1b[33mwarning\x1b[0m: unused \x1b[1mvariable\x1b[0m `x{i}`\r\n\x1b[2K\r[{:>3}%] \x1b[36m{}\x1b[0m\x1b[K\r\n\x1b[1A\x1b[2K\x1b[5G\x1b[1;34mBuilding\x1b[0m [{i}/60000]\x1b[10D\x1b[C.\r\n",
+                i % 100,
+                "#".repeat(i % 40)
+            )
+            .as_bytes(),
+        );
+    }
+    v
+}
+
+/// MB/s of feeding `data` in 16 KiB chunks, the best of a few rounds.
+fn throughput(data: &[u8], final_lines: bool) -> f64 {
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let mut t = LineTracker::new(&entry());
+        t.set_final_only(final_lines);
+        let start = Instant::now();
+        for chunk in data.chunks(16 * 1024) {
+            t.feed(chunk, start);
+            std::hint::black_box(t.take_items(false));
+        }
+        best = best.min(start.elapsed());
+    }
+    data.len() as f64 / best.as_secs_f64() / 1e6
+}
+
+fn main() {
+    let plain = plain(300_000);
+    let esc = escapes(60_000);
+    for (name, data) in [("plain text", &plain), ("escape-heavy", &esc)] {
+        println!(
+            "{name:>13}: {:>7.1} MB/s (text waits), {:>7.1} MB/s (command output), {} MB",
+            throughput(data, false),
+            throughput(data, true),
+            data.len() / 1_000_000
+        );
+    }
+}

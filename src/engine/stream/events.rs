@@ -1,0 +1,140 @@
+//! Taking in what the hub sends: pane bytes (fed to the tracker, with what
+//! the terminal says of who wrote them), syncs, marks, the end of the
+//! stream, signals and the pane's process exiting.
+
+use super::*;
+
+impl StreamSource {
+    /// Wait until pane output arrived (true) or `deadline` passed (false).
+    pub(super) fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
+        // Output taken in while waiting for a reply has not been looked at.
+        if std::mem::take(&mut self.unconsumed) {
+            return Ok(true);
+        }
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            if now >= self.next_check {
+                self.check()?;
+            }
+            // A line held until the shell says whether it took it.
+            if let Some(t) = self.tracker.held_until()
+                && now >= t
+            {
+                self.tracker.tick(now);
+                if self.tracker.has_items() {
+                    return Ok(true);
+                }
+            }
+            let mut wake = deadline.min(self.next_check);
+            if let Some(t) = self.tracker.held_until() {
+                wake = wake.min(t);
+            }
+            if self.look_owed {
+                let due = self
+                    .probe
+                    .since_last()
+                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d));
+                if due.is_zero() {
+                    self.look_idle();
+                } else {
+                    wake = wake.min(now + due);
+                }
+            }
+            let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
+                continue;
+            };
+            self.output_seen = false;
+            let start = self.received;
+            self.handle(ev)?;
+            for _ in 0..MAX_EVENTS_PER_BATCH {
+                if self.received - start >= MAX_BYTES_PER_BATCH {
+                    break;
+                }
+                match self.rx.try_recv() {
+                    Ok(ev) => self.handle(ev)?,
+                    Err(_) => break,
+                }
+            }
+            if self.output_seen {
+                self.unconsumed = false;
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The look owed since output nobody looked at (see `look_owed`).
+    pub(super) fn look_idle(&mut self) {
+        self.look_owed = false;
+        if self.streaming {
+            let hint = self.probe.hint_for(&[], false);
+            self.tracker.observe(Instant::now(), hint);
+        }
+    }
+
+    pub(super) fn handle(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::Data(data, at) => {
+                self.received += data.len() as u64;
+                if self.streaming {
+                    if self.width_checked.elapsed() >= WIDTH_EVERY {
+                        self.width_checked = Instant::now();
+                        if let Some(w) = tty_width(&self.pane.pane_tty) {
+                            self.tracker.set_width(w);
+                        }
+                    }
+                    // Who wrote it matters only while a shell reads a line
+                    // (or for what may be a prompt, looked at now and then).
+                    let reading = self.tracker.reading();
+                    let hint = if reading {
+                        let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
+                        self.probe.hint_for(&data, line_end)
+                    } else if data.len() <= SMALL_CHUNK
+                        && (self.look_next
+                            || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
+                    {
+                        self.probe.hint_for(&data, false)
+                    } else {
+                        self.probe.shown(&data);
+                        self.look_owed = true;
+                        Hint::default()
+                    };
+                    if reading || hint != Hint::default() {
+                        self.look_owed = false;
+                    }
+                    // A shell that just took a line may print its next
+                    // prompt (PS2) and read again at once.
+                    self.look_next = reading;
+                    if let Some(t) = &mut self.trace {
+                        let _ =
+                            writeln!(t, "{:?} {:?} {hint:?}", at, String::from_utf8_lossy(&data));
+                    }
+                    self.tracker.feed_hinted(&data, at, hint);
+                    self.output_seen = true;
+                    self.unconsumed = true;
+                }
+            }
+            Event::Synced(n) => self.synced = self.synced.max(n),
+            Event::Mark(m) => {
+                self.marks.push(m);
+                // What follows is the joiner's.
+                self.streaming = false;
+            }
+            Event::End(EndReason::Closed) => self.pipe_closed()?,
+            Event::End(why) => return Err(self.ended(why)),
+            Event::HubLost => self.hub_lost()?,
+            Event::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+            Event::PaneExited => {
+                self.pane_exited = Some(Instant::now());
+                self.next_check = Instant::now();
+            }
+            Event::Eof => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,302 @@
+//! The common case of a flood, taken in bulk: whole lines of printable
+//! ASCII, each ended by the terminal's `\r\n`, written by a program while
+//! no one reads the terminal, starting at the beginning of a line; colours
+//! (SGR) and erasing what is right of the cursor (which, writing at a
+//! line's end, erases nothing) may come between. What the parser and the
+//! cell model would do with them reduces to: each line, as written, is a
+//! candidate (a line of blanks none; an empty line only in the final
+//! view), and the last few are the transcript. That is done here from the
+//! bytes, with no cell and no parser call; everything else (another escape
+//! sequence or control character, UTF-8, a line that does not end in the
+//! chunk) goes through the parser as before.
+//!
+//! The parser must be in its ground state for the bytes to mean what they
+//! look like. It leaves ground only on ESC, and is back once the sequence
+//! that ESC starts is complete (or CAN/SUB cancels it); `ends_in_ground`
+//! reads that from the bytes it was fed, and says no when it cannot be
+//! sure, so a doubtful case costs speed, never a wrong line.
+
+use super::*;
+
+impl LineTracker {
+    /// Take in what can be taken in bulk at the start of `data`; returns
+    /// how many bytes that was.
+    pub(super) fn bulk(&mut self, data: &[u8]) -> usize {
+        if !self.ground || !self.state.bulk_ready() {
+            return 0;
+        }
+        let st = &mut self.state;
+        let mut at = 0;
+        // The last lines, for the transcript: each an index into `out`
+        // (None: a line of blanks, drawn empty).
+        let mut last_lines: VecDeque<Option<usize>> = VecDeque::new();
+        while at < data.len() {
+            let rest = &data[at..];
+            let Some(lf) = memchr::memchr(b'\n', rest) else {
+                break;
+            };
+            // The line must end in "\r\n" and fit in a line's cells.
+            if lf == 0 || rest[lf - 1] != b'\r' || lf > MAX_CELLS {
+                break;
+            }
+            let Some(text) = plain_line(&rest[..lf - 1]) else {
+                break;
+            };
+            if !text.is_empty() {
+                st.saw_output = true;
+            }
+            if text.bytes().any(|b| b != b' ') {
+                if st.linear {
+                    if last_lines.len() == TRANSCRIPT_LINES {
+                        last_lines.pop_front();
+                    }
+                    last_lines.push_back(Some(st.out.len()));
+                }
+                st.out.push(Item::Line(Candidate {
+                    text,
+                    rendered: None,
+                    prompt: false,
+                }));
+                at += lf + 1;
+                continue;
+            } else if text.is_empty() && st.final_only {
+                st.out.push(Item::Line(Candidate {
+                    text: String::new(),
+                    rendered: None,
+                    prompt: false,
+                }));
+            }
+            if st.linear {
+                if last_lines.len() == TRANSCRIPT_LINES {
+                    last_lines.pop_front();
+                }
+                last_lines.push_back(None);
+            }
+            at += lf + 1;
+        }
+        for i in last_lines {
+            if st.transcript.len() == TRANSCRIPT_LINES {
+                st.transcript.pop_front();
+            }
+            let line = match i.map(|i| &st.out[i]) {
+                Some(Item::Line(c)) => c.text.trim_end().to_owned(),
+                _ => String::new(),
+            };
+            st.transcript.push_back(line);
+        }
+        at
+    }
+}
+
+/// The text of a line (without its `\r\n`) that can be taken in bulk:
+/// printable ASCII, with colours (`ESC [ ... m`) and erasing right of the
+/// cursor (`ESC [ K`) between, and at its start a carriage return or an
+/// erase of the whole line (which, on an empty line, do nothing). None for
+/// anything else.
+fn plain_line(line: &[u8]) -> Option<String> {
+    let mut text = String::with_capacity(line.len());
+    let mut j = 0;
+    while j < line.len() {
+        let b = line[j];
+        if (0x20..0x7f).contains(&b) {
+            // A run of printable bytes at once.
+            let run = line[j..]
+                .iter()
+                .position(|b| !(0x20..0x7f).contains(b))
+                .unwrap_or(line.len() - j);
+            text.push_str(std::str::from_utf8(&line[j..j + run]).ok()?);
+            j += run;
+            continue;
+        }
+        if b == b'\r' && text.is_empty() {
+            j += 1;
+            continue;
+        }
+        if b != 0x1b || line.get(j + 1) != Some(&b'[') {
+            return None;
+        }
+        let params_end = line[j + 2..]
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b';' | b':'))
+            .map(|k| j + 2 + k)?;
+        let params = &line[j + 2..params_end];
+        match line[params_end] {
+            b'm' => {}
+            b'K' if params.is_empty() || params == b"0" => {}
+            b'K' if text.is_empty() && (params == b"1" || params == b"2") => {}
+            _ => return None,
+        }
+        j = params_end + 1;
+    }
+    Some(text)
+}
+
+impl State {
+    /// At the start of a line, a program writing, nothing pending: what
+    /// [`LineTracker::bulk`] takes in is then exactly what the cells would
+    /// make of it.
+    fn bulk_ready(&self) -> bool {
+        self.input == InputState::Output
+            && self.cells.is_empty()
+            && self.cursor == 0
+            && !self.pending_wrap
+            && !self.dirty
+            && !self.alt
+            && !self.in_title
+            && self.held.is_none()
+    }
+}
+
+/// Does the parser stand in its ground state after `bytes`, if it stood
+/// there before them? (No: also when it cannot be told for sure.)
+pub(super) fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
+    // The last byte that changes where the parser stands whatever it was
+    // doing: ESC starts a sequence, CAN and SUB cancel one.
+    let Some(i) = bytes
+        .iter()
+        .rposition(|&b| b == 0x1b || b == 0x18 || b == 0x1a)
+    else {
+        return was_ground && !ends_in_partial_utf8(bytes);
+    };
+    if bytes[i] != 0x1b {
+        return !ends_in_partial_utf8(&bytes[i + 1..]);
+    }
+    let seq = &bytes[i + 1..];
+    let complete = match seq.first() {
+        None => false,
+        // CSI: parameters and intermediates, then a final byte.
+        Some(b'[') => seq[1..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .is_some_and(|f| seq[1..=f].iter().all(|b| (0x20..=0x7e).contains(b))),
+        // Strings: OSC ends with BEL (or ST, which is an ESC: not the last).
+        Some(b']') => seq.contains(&0x07),
+        Some(b'P' | b'X' | b'^' | b'_') => false,
+        // Intermediates, then a final byte.
+        Some(_) => seq
+            .iter()
+            .position(|b| (0x30..=0x7e).contains(b))
+            .is_some_and(|f| seq[..f].iter().all(|b| (0x20..=0x2f).contains(b))),
+    };
+    // After the sequence: ground again, unless a codepoint is cut off.
+    complete && !ends_in_partial_utf8(seq)
+}
+
+/// `bytes` end inside a UTF-8 sequence (the parser keeps its start).
+fn ends_in_partial_utf8(bytes: &[u8]) -> bool {
+    let tail = &bytes[bytes.len().saturating_sub(3)..];
+    for (k, &b) in tail.iter().rev().enumerate() {
+        let need = match b {
+            0x00..=0x7f => return false,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            // A continuation byte: look further back.
+            0x80..=0xbf => continue,
+            _ => return false,
+        };
+        return k + 1 < need;
+    }
+    // Only continuation bytes: whatever they continue may be open.
+    !tail.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ground_is_known_only_when_sure() {
+        assert!(ends_in_ground(b"plain text\r\n", true));
+        assert!(!ends_in_ground(b"plain text\r\n", false));
+        assert!(ends_in_ground(b"a\x1b[31mred\x1b[0m\r\n", false));
+        assert!(ends_in_ground(b"\x1b]0;title\x07x", true));
+        assert!(ends_in_ground(b"x\x1b(B", true));
+        assert!(!ends_in_ground(b"x\x1b[3", true));
+        assert!(!ends_in_ground(b"x\x1b", true));
+        assert!(!ends_in_ground(b"x\x1b]0;tit", true));
+        assert!(!ends_in_ground(b"x\x1bPq", true));
+        assert!(ends_in_ground(b"x\x1b[3\x18", false));
+        assert!(!ends_in_ground("caf\u{e9}".as_bytes()[..4].as_ref(), true));
+        assert!(ends_in_ground("caf\u{e9}".as_bytes(), true));
+    }
+
+    #[test]
+    fn plain_lines_with_colours() {
+        assert_eq!(plain_line(b"abc").as_deref(), Some("abc"));
+        assert_eq!(
+            plain_line(b"\x1b[1;32mok\x1b[0m done\x1b[K").as_deref(),
+            Some("ok done")
+        );
+        assert_eq!(plain_line(b"\x1b[2K\r[ 50%]").as_deref(), Some("[ 50%]"));
+        assert_eq!(plain_line(b"a\x1b[2Kb"), None);
+        assert_eq!(plain_line(b"a\rb"), None);
+        assert_eq!(plain_line(b"\x1b[?25l"), None);
+        assert_eq!(plain_line(b"\x1b[31"), None);
+        assert_eq!(plain_line("caf\u{e9}".as_bytes()), None);
+    }
+
+    /// The bulk path gives what the parser and cells give, line for line,
+    /// on random mixes of plain lines and everything else, cut anywhere.
+    #[test]
+    fn bulk_and_cells_agree() {
+        use crate::testutil::XorShift;
+        let pieces: &[&[u8]] = &[
+            b"plain line\r\n",
+            b"another one here\r\n",
+            b"\r\n",
+            b"   \r\n",
+            b"trailing blank \r\n",
+            b"\x1b[31mred\x1b[0m\r\n",
+            b"no end",
+            b"\rover",
+            b"caf\xc3\xa9\r\n",
+            b"\x1b]0;t\x07",
+            b"\x1b[",
+            b"2K",
+            b"lf only\n",
+            b"\t tab\r\n",
+            b"\x1b[1;32mgreen\x1b[0m and plain\x1b[K\r\n",
+            b"\x1b[2K\r[ 50%] bar\r\n",
+            b"text \x1b[2K after\r\n",
+            b"\x1b[?2004h",
+            b"\x1b[?2004l",
+            b"\x1b[5D",
+        ];
+        for seed in 0..60u64 {
+            let mut rng = XorShift(0x5eed ^ seed.wrapping_mul(0x9e37_79b9));
+            let mut data = Vec::new();
+            for _ in 0..200 {
+                data.extend_from_slice(pieces[rng.below(pieces.len())]);
+            }
+            for final_only in [false, true] {
+                let run = |bulk: bool| {
+                    let mut t = LineTracker::new(&Entry {
+                        width: 7,
+                        row: String::new(),
+                        cursor_x: 0,
+                        alternate_on: false,
+                        at_prompt: false,
+                        kernel_echo: false,
+                        raw_reader: false,
+                    });
+                    t.set_final_only(final_only);
+                    t.bulk_enabled = bulk;
+                    let now = Instant::now();
+                    let mut rng = XorShift(seed + 1);
+                    let mut items = Vec::new();
+                    let mut i = 0;
+                    while i < data.len() {
+                        let n = (1 + rng.below(97)).min(data.len() - i);
+                        t.feed(&data[i..i + n], now);
+                        items.extend(t.take_items(false));
+                        i += n;
+                    }
+                    items.extend(t.take_items(true));
+                    (items, t.screen_tail(), t.saw_output())
+                };
+                assert_eq!(run(true), run(false), "seed {seed}, final {final_only}");
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! What the hub may open: its open-files limit, raised to the hard one at
+//! the start, and a count of what it holds against it.
+//!
+//! Each wait costs the hub one descriptor (its connection), each pane it
+//! reads one more (the pipe's socket); starting a pipe costs a few for a
+//! moment (a tmux client, see `PER_START`), and so does the pipe's command
+//! handing its socket over. The hub counts these and refuses a new wait
+//! that would not fit, with a one-line error naming the limit, so the
+//! waits it already serves never meet `EMFILE` halfway (a pipe whose
+//! socket cannot be received is lost). Should the count be wrong, or the
+//! limit be lowered from outside (`prlimit`), `accept` failing with
+//! `EMFILE` is answered the same way: a descriptor kept in reserve is
+//! closed, the connection taken and refused, the reserve opened again
+//! (without it the listening socket stays readable and the loop spins).
+
+use super::protocol::{Entry, Frame};
+use crate::error::Error;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixListener;
+use std::time::{Duration, Instant};
+
+/// Descriptors one pipe start holds while it runs: a tmux client's socket
+/// (or, where a `tmux` process runs it, /dev/null, two pipes and std's
+/// exec-error pipe) and /dev/urandom for its nonce.
+pub(super) const PER_START: usize = 8;
+/// Pipe starts run at once at most (each is one tmux command; tmux runs
+/// them one after the other anyway).
+pub(super) const MAX_STARTS: usize = 16;
+/// Kept free past what the waits hold: room for one pipe start at least,
+/// the debug log, a connection being refused, a wait's connection
+/// accepted before its request is read.
+const SPARE: usize = 2 * PER_START;
+/// How long accepting pauses when not even the reserve helped.
+const PAUSE: Duration = Duration::from_millis(50);
+
+/// What the hub holds, as [`Budget::fits`] counts it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Held {
+    /// Connections: waits, pipe commands handing over, new ones.
+    pub(super) conns: usize,
+    /// Panes being read or started (each has or will get a pipe socket).
+    pub(super) taps: usize,
+    /// Of those, the ones whose pipe command has not handed over yet (each
+    /// will connect once more).
+    pub(super) unfed: usize,
+    /// Pipe starts running.
+    pub(super) starting: usize,
+}
+
+pub(super) struct Budget {
+    /// The soft limit in force (raised); None: read it each time (it may
+    /// be changed from outside, `prlimit`).
+    limit: Option<usize>,
+    /// Open before any wait: standard streams, the listener, the wake
+    /// pair, the lock, the reserve.
+    base: usize,
+    reserve: Option<File>,
+    paused_until: Option<Instant>,
+}
+
+impl Budget {
+    /// Raise the limit and count what is open already (call once the
+    /// listener and the hub's own descriptors are open).
+    pub(super) fn new() -> Budget {
+        let limit = crate::sys::fds::raise();
+        let reserve = File::open("/dev/null").ok();
+        let base = crate::sys::fds::count_open(4096);
+        super::conn::log(format_args!("limit {limit} base {base}"));
+        Budget {
+            limit: None,
+            base,
+            reserve,
+            paused_until: None,
+        }
+    }
+
+    fn limit(&self) -> usize {
+        self.limit.unwrap_or_else(|| {
+            usize::try_from(crate::error::open_files_limit()).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// What stays held while the waits run (starts aside).
+    fn steady(&self, h: Held) -> usize {
+        self.base + h.conns + h.taps + h.unfed
+    }
+
+    /// Whether a new wait fits: one that needs a pipe of its own (`fresh`)
+    /// needs room for the pipe's socket and for its command's connection
+    /// handing it over; one that joins a pane read already holds all it
+    /// needs (its connection, counted in `h`). Starts are not counted: they
+    /// wait their turn ([`Budget::may_start`]), and `SPARE` leaves room for
+    /// one at least.
+    pub(super) fn fits(&self, h: Held, fresh: bool) -> bool {
+        let more = if fresh { 2 } else { 0 };
+        self.steady(h) + more + SPARE <= self.limit()
+    }
+
+    /// Whether one more pipe start may run now.
+    pub(super) fn may_start(&self, h: Held) -> bool {
+        h.starting < MAX_STARTS
+            && self.steady(h) + (h.starting + 1) * PER_START + SPARE / 2 <= self.limit()
+    }
+
+    /// The answer to a wait that does not fit.
+    pub(super) fn refusal() -> Entry {
+        let e = Error::too_many_open_files("tmux-wait's hub");
+        Entry::Failed {
+            kind: e.kind.as_str().to_owned(),
+            message: e.message,
+        }
+    }
+
+    /// Listening is paused (not even the reserve got a connection in).
+    pub(super) fn paused(&self) -> Option<Instant> {
+        self.paused_until.filter(|t| Instant::now() < *t)
+    }
+
+    /// `accept` failed for want of descriptors: take one connection with
+    /// the reserve's and refuse it. False when nothing could be taken
+    /// (accepting then pauses briefly).
+    pub(super) fn refuse_one(&mut self, listener: &UnixListener) -> bool {
+        drop(self.reserve.take());
+        let taken = match listener.accept() {
+            Ok((mut s, _)) => {
+                super::conn::log(format_args!("refused: out of descriptors"));
+                let _ = s.set_nonblocking(true);
+                // Its request, if here, is read first: a socket closed with
+                // unread data resets the peer's connection.
+                let mut sink = [0u8; 4096];
+                while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+                let mut out = Vec::new();
+                Frame::Entry(Self::refusal()).encode_into(&mut out);
+                let _ = s.write(&out);
+                true
+            }
+            Err(_) => false,
+        };
+        self.reserve = File::open("/dev/null").ok();
+        if !taken || self.reserve.is_none() {
+            self.paused_until = Some(Instant::now() + PAUSE);
+        }
+        taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_wait_needs_room_for_its_pipe_and_starts_wait_their_turn() {
+        let b = Budget {
+            limit: Some(100),
+            base: 10,
+            reserve: None,
+            paused_until: None,
+        };
+        let mut h = Held {
+            conns: 36,
+            taps: 36,
+            ..Held::default()
+        };
+        // 10 + 36 + 36 + 2 + 16 = 100.
+        assert!(b.fits(h, true));
+        assert!(b.fits(h, false));
+        h.conns = 37;
+        assert!(!b.fits(h, true));
+        assert!(b.fits(h, false));
+        h.conns = 39;
+        assert!(!b.fits(h, false));
+        // Up to the steady limit, one start can always run.
+        h.conns = 37;
+        h.taps = 37;
+        h.unfed = 0;
+        assert!(b.may_start(h));
+        h.starting = 1;
+        assert!(!b.may_start(h));
+        h = Held {
+            conns: 10,
+            taps: 10,
+            ..Held::default()
+        };
+        h.starting = MAX_STARTS - 1;
+        assert!(!b.may_start(h), "15 starts hold 120");
+        h.starting = 5;
+        assert!(b.may_start(h));
+    }
+
+    #[test]
+    fn the_refusal_names_the_limit() {
+        let Entry::Failed { kind, message } = Budget::refusal() else {
+            panic!()
+        };
+        assert_eq!(kind, "too_many_open_files");
+        assert!(
+            message.starts_with("tmux-wait's hub is out of file descriptors (limit "),
+            "{message}"
+        );
+        assert!(message.ends_with("open files); raise it with ulimit -n, or end some waits"));
+    }
+}
