@@ -16,7 +16,7 @@ use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::Read as _;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -121,16 +121,7 @@ impl Feed {
                 ));
             }
             hub::Entry::Failed { kind, message } => {
-                let k = [
-                    Kind::NoServer,
-                    Kind::NoPane,
-                    Kind::PaneDied,
-                    Kind::ServerExited,
-                ]
-                .into_iter()
-                .find(|k| k.as_str() == kind)
-                .unwrap_or(Kind::Tmux);
-                return Err(Error::new(k, message));
+                return Err(Error::new(crate::engine::stream::kind_from(&kind), message));
             }
         };
         crate::sys::set_nonblocking(conn.as_raw_fd())
@@ -299,6 +290,7 @@ fn pidfd(pid: u32) -> Option<OwnedFd> {
         if fd < 0 {
             return None;
         }
+        use std::os::fd::FromRawFd;
         // SAFETY: the descriptor was just opened and is owned here alone.
         Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
     }
