@@ -347,7 +347,7 @@ impl Watch {
                     wake = wake.min(w);
                 }
             }
-            ppoll(&mut fds, wake.saturating_duration_since(now));
+            crate::sys::poll_fine(&mut fds, wake.saturating_duration_since(now));
             if fds[0].revents != 0 {
                 let mut b = [0u8; 256];
                 while matches!((&self.wake_end).read(&mut b), Ok(n) if n > 0) {}
@@ -457,24 +457,6 @@ impl Watch {
             })
             .collect()
     }
-}
-
-/// `poll` with a timeout to the microsecond (a debounce of a millisecond
-/// must not become two).
-fn ppoll(fds: &mut [libc::pollfd], timeout: Duration) {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as _,
-    };
-    // SAFETY: `fds` is a valid slice of pollfd; no signal mask is changed.
-    unsafe {
-        libc::ppoll(
-            fds.as_mut_ptr(),
-            fds.len() as libc::nfds_t,
-            &ts,
-            std::ptr::null(),
-        )
-    };
 }
 
 /// `tmux-wait any`: until a pane changes into a state `--until` names (or
