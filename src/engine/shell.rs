@@ -48,13 +48,30 @@ const PLAIN_SHELLS: [&str; 4] = ["sh", "dash", "ash", "busybox"];
 /// group's processes is asleep in a read of it. The reading process is
 /// returned too (for what it is called).
 pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
+    // The mode and the reader are asked one after the other: when the
+    // mode changed in between (`less` starting up goes raw, draws and
+    // reads keys), what was found mixes two moments, so ask again.
+    let mut mode = tty::settings(tty).map(|s| s.mode);
+    for _ in 0..3 {
+        let Some(m) = mode else {
+            return (Reads::Unknown, None);
+        };
+        let found = reads_in(pane_pid, tty, m);
+        let after = tty::settings(tty).map(|s| s.mode);
+        if after == mode {
+            return found;
+        }
+        mode = after;
+    }
+    (Reads::Unknown, None)
+}
+
+/// [`reads`] with the terminal in `mode`.
+fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
     let Some(fg) = foreground_group(pane_pid) else {
         return (Reads::Unknown, None);
     };
-    let Some(settings) = tty::settings(tty) else {
-        return (Reads::Unknown, None);
-    };
-    match settings.mode {
+    match mode {
         Mode::Raw if fg == pane_pid => (Reads::Prompt, Some(fg)),
         Mode::Raw => {
             // The group's leader may be gone while the rest runs on: in
@@ -79,7 +96,7 @@ pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
             }
         }
         Mode::Canonical | Mode::Hidden => {
-            let hidden = settings.mode == Mode::Hidden;
+            let hidden = mode == Mode::Hidden;
             let mut unknown = false;
             for pid in foreground_members(pane_pid, fg) {
                 match procfs::reading_tty(pid, tty) {
