@@ -13,6 +13,10 @@ use crate::error::Result;
 use crate::tmux::Socket;
 use regex::Regex;
 
+/// Looks at the screen (2 ms apart) while a line is read and the cursor's
+/// line is still empty.
+const LAG_TRIES: u32 = 5;
+
 const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}";
 
 pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
@@ -36,12 +40,56 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     let now = now_secs();
     let t = &r.pane_id;
     let s = |a: &str| a.to_owned();
-    let replies = socket
-        .batch(&[
-            vec![s("display-message"), s("-p"), s("-t"), t.clone(), s(FORMAT)],
-            vec![s("capture-pane"), s("-p"), s("-t"), t.clone()],
-        ])
-        .unwrap_or_default();
+    // The kernel first, then the screen: a question is written before it
+    // is read, so once a read is seen its question is on its way to tmux.
+    let mut l = Look {
+        still: std::time::Duration::MAX,
+        ..Look::default()
+    };
+    if shell::proc_available() && !r.dead {
+        let (reads, reader) = shell::reads(r.pane_pid, &r.tty);
+        l.reads = Some(reads);
+        l.command = match reads {
+            Reads::Prompt => None,
+            Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
+            _ => shell::foreground_command(r.pane_pid).or_else(|| shell::program_name(r.pane_pid)),
+        };
+    }
+    let ask = || {
+        socket
+            .batch(&[
+                vec![s("display-message"), s("-p"), s("-t"), t.clone(), s(FORMAT)],
+                vec![s("capture-pane"), s("-p"), s("-t"), t.clone()],
+            ])
+            .unwrap_or_default()
+    };
+    let mut replies = ask();
+    let cursor_row = |replies: &[Vec<String>]| -> String {
+        let info = replies
+            .first()
+            .and_then(|l| l.first())
+            .cloned()
+            .unwrap_or_default();
+        let y: usize = info
+            .split('\t')
+            .nth(1)
+            .and_then(|y| y.parse().ok())
+            .unwrap_or(0);
+        replies
+            .get(1)
+            .and_then(|rows| rows.get(y))
+            .map(|l| l.trim_end().to_owned())
+            .unwrap_or_default()
+    };
+    // A line read with nothing on the cursor's line yet: tmux may not have
+    // drawn the question; look again a few times (2 ms apart).
+    for _ in 0..LAG_TRIES {
+        if !matches!(l.reads, Some(Reads::Line { .. })) || !cursor_row(&replies).is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        replies = ask();
+    }
     let info = replies
         .first()
         .and_then(|l| l.first())
@@ -70,25 +118,9 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         };
         return status(f, field(4).parse().ok(), written);
     }
-    let y: usize = field(1).parse().unwrap_or(0);
-    let mut l = Look {
-        line: screen
-            .get(y)
-            .map(|l| l.trim_end().to_owned())
-            .unwrap_or_default(),
-        alt: field(2) == "1",
-        still: std::time::Duration::MAX,
-        ..Look::default()
-    };
-    if shell::proc_available() {
-        let (reads, reader) = shell::reads(r.pane_pid, &r.tty);
-        l.reads = Some(reads);
-        l.command = match reads {
-            Reads::Prompt => None,
-            Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
-            _ => shell::foreground_command(r.pane_pid).or_else(|| shell::program_name(r.pane_pid)),
-        };
-    } else {
+    l.line = cursor_row(&replies);
+    l.alt = field(2) == "1";
+    if !shell::proc_available() {
         let shell_name = shell::program_name(r.pane_pid).unwrap_or_default();
         l.shell_fg = Some(field(3) == shell_name);
         l.command = Some(field(3).to_owned()).filter(|c| !c.is_empty());
