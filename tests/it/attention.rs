@@ -319,9 +319,23 @@ fn a_full_screen_agent_asks_through_its_profile() {
 fn all_now_and_a_timeout_with_every_pane_pending() {
     let s = TestServer::new();
     let b = s.split();
-    // Both at their prompts already: --now returns one at once.
-    let w = any(&s, &[&s.pane, &b], &["--now"]);
-    let v = result(&s, w);
+    // Both at their prompts already: --now returns one at once. (Not
+    // armed with --ready: it may end before the test's wait-for starts.)
+    let mut c = s.tw();
+    c.args([
+        "any",
+        "--json",
+        "-t",
+        &s.pane,
+        "-t",
+        &b,
+        "--now",
+        "--timeout",
+        "15",
+    ]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    let v = f.json();
     assert_eq!(v["outcome"], "attention", "{v}");
     assert_eq!(v["state"], "prompt", "{v}");
     assert_eq!(v["reason"], "at_prompt", "{v}");

@@ -60,7 +60,7 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
     let person = OuterClient::attach(&s, "main");
     person.press_a_key(&s);
     // prefix A: attention on for this session.
-    person.keys(&["C-b", "A"]);
+    person.prefixed(&s, "A");
     wait_watching(&s);
     s.wait_until(&s.pane, "the toggle's message", || {
         s.tmux(&["show-messages"])
@@ -80,11 +80,11 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
             .contains(&format!("main:1 ({other}) asking: Deploy? [y/N]"))
     });
     // The menu lists it.
-    person.keys(&["C-b", "M-w"]);
+    person.prefixed(&s, "M-w");
     person.wait_for_screen(&format!("go to {other} main:1 asking: Deploy?"));
     person.keys(&["q"]);
     // prefix a: there; the mark is gone.
-    person.keys(&["C-b", "a"]);
+    person.prefixed(&s, "a");
     s.wait_until(&other, "the jump", || {
         s.tmux(&["display-message", "-p", "-c", &person.name, "#{pane_id}"])
             .trim()
@@ -112,15 +112,15 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
     s.wait_until(&s.pane, "the prompt's mark", || {
         segment(&s) == "⚑1 main:0 prompt"
     });
-    person.keys(&["C-b", "n"]);
+    person.prefixed(&s, "n");
     s.wait_until(&s.pane, "the visit to clear it", || segment(&s).is_empty());
     // No pane needs anyone: the jump key says so.
-    person.keys(&["C-b", "a"]);
+    person.prefixed(&s, "a");
     s.wait_until(&s.pane, "the message", || {
         s.tmux(&["show-messages"]).contains("no pane needs you")
     });
     // Off again: the segment is empty, the process gone, no hook left.
-    person.keys(&["C-b", "A"]);
+    person.prefixed(&s, "A");
     s.wait_until(&s.pane, "attention off", || {
         opt(&s, &["-g", "@tmux-wait-attention-pid"]).is_empty()
     });
