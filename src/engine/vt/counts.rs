@@ -58,4 +58,10 @@ impl LineTracker {
             InputState::Prompt { .. } | InputState::Input
         )
     }
+
+    /// A line editor marks in this stream where it reads (bracketed paste
+    /// switched on or off, or OSC 133): its next prompt will be marked.
+    pub fn editor_marks(&self) -> bool {
+        self.state.osc133 || self.state.paste_marks
+    }
 }

@@ -250,6 +250,9 @@ struct State {
     saw_output: bool,
     input: InputState,
     osc133: bool,
+    /// Bracketed paste was switched on or off (a line editor marks where
+    /// it reads): see [`LineTracker::editor_marks`].
+    paste_marks: bool,
     /// Inside screen's `ESC k title ESC \`, whose text is not output.
     in_title: bool,
     /// Times a shell started reading a new command line (a prompt came back).
@@ -314,6 +317,7 @@ impl LineTracker {
                 saw_output: false,
                 input: InputState::of(entry),
                 osc133: false,
+                paste_marks: false,
                 in_title: false,
                 prompts: 0,
                 last_status: None,
@@ -1049,6 +1053,21 @@ mod tests {
         assert!(t.line_editor_reading());
         t.feed(b"\r\n\x1b[?2004l\r", now);
         assert!(!t.line_editor_reading());
+    }
+
+    /// Bracketed paste (on or off) or OSC 133 in the stream: the line
+    /// editor marks where it reads.
+    #[test]
+    fn a_line_editor_that_marks_its_input_is_seen() {
+        let now = Instant::now();
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"$ ls\r\nfile\r\n", now);
+        assert!(!t.editor_marks());
+        t.feed(b"\x1b[?2004l\r", now);
+        assert!(t.editor_marks());
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b]133;A\x07$ ", now);
+        assert!(t.editor_marks());
     }
 
     /// The shell's wake seen with a chunk of the echo, the line feed in

@@ -311,7 +311,9 @@ impl State {
                         self.pending_wrap = false;
                     }
                 }
-                Some(2004) if !self.osc133 => {
+                Some(2004) if self.osc133 => self.paste_marks = true,
+                Some(2004) => {
+                    self.paste_marks = true;
                     // The shell accepted the held line: it was typed.
                     if set {
                         self.release_held_by_what_came();

@@ -436,13 +436,49 @@ impl Machine {
                 ) && epoch.written > self.epoch.written;
                 differs || again
             }
-            // Working: the command's name changing is no news.
+            // Working: the command's name changing is no news, but the
+            // status says the one running now (the shell ran a builtin
+            // first, then forked `sleep`).
+            (State::Working, State::Working) => {
+                if found.command.is_some() && found.reason == cur.reason {
+                    self.status.command.clone_from(&found.command);
+                }
+                false
+            }
             _ => false,
         };
         if !new {
             return None;
         }
         self.set(found, epoch, now)
+    }
+
+    /// A prompt found now has not been marked by the stream yet: the shell
+    /// marks its prompts and none came since this state began (so its
+    /// mark, and the exit status before it, are still on their way).
+    pub fn awaits_mark(&self, epoch: Epoch) -> bool {
+        self.marks
+            && matches!(
+                self.status.state,
+                State::Working | State::Quiet | State::Asking
+            )
+            && epoch.prompts <= self.epoch.prompts
+    }
+
+    /// A key-by-key reader seen asking (a REPL, a pager, an agent), now
+    /// found awake with nothing written and no line ended since: it is
+    /// taking a key it was sent, not at work (yet).
+    pub fn taking_a_key(&self, found: &Found, epoch: Epoch) -> bool {
+        self.status.state == State::Asking
+            && matches!(
+                self.status.reason,
+                "repl_prompt" | "reads_keys" | "agent_question" | "agent_idle"
+            )
+            && found.state == State::Working
+            && found.reason == "running"
+            && found.command == self.status.command
+            && epoch.written == self.epoch.written
+            && epoch.lines == self.epoch.lines
     }
 
     /// A running command wrote nothing for the quiet time.
@@ -605,6 +641,55 @@ mod tests {
 
     fn asking(q: &str) -> Found {
         Found::asking("reads_line", q, Some("python3".into()))
+    }
+
+    /// A prompt the kernel sees after a command waits for its mark when
+    /// the shell marks its prompts; the command's name follows what runs.
+    #[test]
+    fn a_prompt_without_its_mark_yet_and_the_command_running_now() {
+        let bash = Found::new(State::Working, "running", Some("bash".into()));
+        let mut m = Machine::new(
+            Found::new(State::Prompt, "at_prompt", None),
+            epoch(1, 0),
+            1.0,
+            true,
+        );
+        assert!(!m.awaits_mark(epoch(1, 0)), "at the prompt already");
+        assert!(m.apply(bash, epoch(1, 0), 2.0).is_some());
+        assert!(m.awaits_mark(epoch(1, 5)));
+        assert!(!m.awaits_mark(epoch(2, 5)), "the mark came");
+        let sleep = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(m.apply(sleep, epoch(1, 5), 3.0).is_none(), "no news");
+        assert_eq!(m.status.command.as_deref(), Some("sleep"));
+        let c = m.quiet(epoch(1, 5), 4.0).unwrap();
+        assert_eq!(c.status.command.as_deref(), Some("sleep"));
+        let dash = Machine::new(
+            Found::new(State::Working, "running", None),
+            epoch(0, 0),
+            1.0,
+            false,
+        );
+        assert!(!dash.awaits_mark(epoch(0, 0)), "dash marks nothing");
+    }
+
+    /// A REPL awake for a typed key is not at work; once it wrote or a
+    /// line ended, or for another program, it is.
+    #[test]
+    fn a_key_reader_taking_a_key_is_still_asking() {
+        let repl = Found::asking("repl_prompt", ">>>", Some("python3".into()));
+        let m = Machine::new(repl, epoch(0, 10), 1.0, true);
+        let awake = Found::new(State::Working, "running", Some("python3".into()));
+        assert!(m.taking_a_key(&awake, epoch(0, 10)));
+        assert!(!m.taking_a_key(&awake, epoch(0, 12)), "it wrote");
+        let enter = Epoch {
+            lines: 2,
+            ..epoch(0, 10)
+        };
+        assert!(!m.taking_a_key(&awake, enter), "a line ended");
+        let sleep = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(!m.taking_a_key(&sleep, epoch(0, 10)));
+        let m = Machine::new(asking("Name?"), epoch(0, 10), 1.0, true);
+        assert!(!m.taking_a_key(&awake, epoch(0, 10)), "a line reader");
     }
 
     #[test]

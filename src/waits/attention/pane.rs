@@ -5,8 +5,10 @@
 //! takes what it found from `out`.
 
 mod ending;
+mod timers;
 
 pub use ending::last_write_age;
+use timers::{Timers, earliest};
 
 use super::feed::{Feed, Read};
 use super::machine::{Change, Epoch, Found, Look, Machine, State, Status, Verdict, What, judge};
@@ -65,6 +67,11 @@ const UNKNOWN_TRIES: u32 = 5;
 /// Looks that may wait (2 ms each) for a question the kernel sees read but
 /// the stream has not brought yet.
 const LAG_TRIES: u32 = 5;
+/// How long a prompt the kernel sees waits for the mark the shell's line
+/// editor writes with it (and the exit status before it) to come through
+/// the stream; a shell on its way out (`exit`) looks the same to the
+/// kernel for a moment.
+const MARK_PATIENCE: Duration = Duration::from_millis(250);
 
 /// What every pane's look needs.
 pub struct Ctx {
@@ -153,45 +160,6 @@ pub struct PaneWatch {
     unknowns: u32,
     /// Looks in a row that waited for a question on its way.
     lagging: u32,
-}
-
-#[derive(Debug)]
-struct Timers {
-    probe: Option<Instant>,
-    step: usize,
-    last_data: Instant,
-    burst: Option<Instant>,
-    quiet: Option<Instant>,
-}
-
-impl Timers {
-    fn new() -> Timers {
-        Timers {
-            probe: None,
-            step: 0,
-            last_data: Instant::now(),
-            burst: None,
-            quiet: None,
-        }
-    }
-
-    /// Output came; `open`: it left a short line open (a question, a
-    /// prompt), so its writer is likely reading already: look at once.
-    fn data(&mut self, now: Instant, open: bool) {
-        self.last_data = now;
-        let burst = *self.burst.get_or_insert(now);
-        let debounce = if open { Duration::ZERO } else { DEBOUNCE };
-        self.probe = Some((now + debounce).min(burst + FLOOD_EVERY));
-        self.step = 0;
-        self.quiet = None;
-    }
-}
-
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    }
 }
 
 impl PaneWatch {
@@ -516,6 +484,34 @@ impl PaneWatch {
                 return;
             }
         };
+        if found.state == State::Prompt && self.exit_check.is_some() {
+            return; // the exit check decides: the shell may be on its way out
+        }
+        // Back at a prompt the stream has not marked yet: wait a while for
+        // the mark (a look follows it at once), and the status before it.
+        let marks = matches!(&self.source, Source::Stream(f) if f.tracker().editor_marks());
+        if found.state == State::Prompt
+            && marks
+            && !look.editor_reading
+            && self.machine.as_ref().is_some_and(|m| m.awaits_mark(epoch))
+        {
+            let until = *self.timers.mark.get_or_insert(now + MARK_PATIENCE);
+            if now < until {
+                self.timers.probe = Some(until);
+                return;
+            }
+        }
+        self.timers.mark = None;
+        // A key-by-key reader awake for a key it was sent (its echo came,
+        // nothing else): still asking, unless it stays awake.
+        if let Some(m) = &self.machine
+            && streamed
+            && now - self.timers.last_data < STILL
+            && m.taking_a_key(&found, epoch)
+        {
+            self.timers.probe = Some(self.timers.last_data + STILL);
+            return;
+        }
         let t = now_secs();
         match &mut self.machine {
             None => {
@@ -543,8 +539,12 @@ impl PaneWatch {
         }
         let last = self.timers.last_data;
         self.timers.probe = None;
+        // The stream says the line editor took a command line, the kernel
+        // still sees it at its prompt: looked at again as a command is.
+        let taken = matches!(&self.source, Source::Stream(f)
+            if f.tracker().editor_marks() && !f.tracker().line_editor_reading());
         match m.status.state {
-            State::Working => {
+            s @ (State::Working | State::Prompt) if s == State::Working || taken => {
                 let now = Instant::now();
                 // The next of the times after the last output still ahead.
                 while BACKOFF
@@ -557,7 +557,7 @@ impl PaneWatch {
                     .get(self.timers.step)
                     .filter(|_| !first)
                     .map(|d| last + *d);
-                if self.timers.quiet.is_none() {
+                if s == State::Working && self.timers.quiet.is_none() {
                     self.timers.quiet = Some(last + ctx.quiet_after);
                 }
             }
