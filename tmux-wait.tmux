@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tmux-wait plugin entry point, run by TPM on every config load: sets key
 # bindings and command aliases (never replacing a binding the user has),
-# puts the status segment in place of #{tmux_wait_status}, keeps one
-# listener per declared channel hook, and gets the helper in the
+# puts the status segments in place of #{tmux_wait_status} and
+# #{tmux_wait_attention}, keeps one listener per declared channel hook and
+# attention's watch as the options say, and gets the helper in the
 # background if it is missing (scripts/install-helper.sh). Fast (four tmux
 # commands), silent and idempotent, on tmux 3.2a and newer.
 set -euo pipefail
@@ -40,13 +41,18 @@ make_commands() {
     cmd_done="run-shell -b \"$q_script done '#{pane_id}'\""
     cmd_quiet="run-shell -b \"$q_script quiet '#{pane_id}'\""
     cmd_list="run-shell -b \"$q_script menu '#{client_name}'\""
-    key_commands=("$cmd_text" "$cmd_done" "$cmd_quiet" "$cmd_list")
-    aliases=("wait-text=$cmd_text" "wait-done=$cmd_done" "wait-quiet=$cmd_quiet" "wait-list=$cmd_list")
+    cmd_attention="run-shell -b \"$q_script attention '#{session_id}' '#{client_name}'\""
+    cmd_next="run-shell -b \"$q_script next '#{client_name}'\""
+    key_commands=("$cmd_text" "$cmd_done" "$cmd_quiet" "$cmd_list" "$cmd_attention" "$cmd_next")
+    aliases=("wait-text=$cmd_text" "wait-done=$cmd_done" "wait-quiet=$cmd_quiet" "wait-list=$cmd_list"
+        "wait-attention=$cmd_attention" "wait-next=$cmd_next")
 }
 
 # The key bindings: option and default key (by index, as key_commands).
-key_options=("$key_text_option" "$key_done_option" "$key_quiet_option" "$key_list_option")
-key_defaults=("$key_text_default" "$key_done_default" "$key_quiet_default" "$key_list_default")
+key_options=("$key_text_option" "$key_done_option" "$key_quiet_option" "$key_list_option"
+    "$key_attention_option" "$key_next_option")
+key_defaults=("$key_text_default" "$key_done_default" "$key_quiet_default" "$key_list_default"
+    "$key_attention_default" "$key_next_default")
 
 # What the load reads from the server (one tmux command, see read_state).
 version="" keys=() existing_aliases="" status_left="" status_right=""
@@ -264,16 +270,18 @@ main() {
             apply+=(set-option -ag command-alias "$entry" \;)
         fi
     done
-    # The placeholder in status-left/right becomes the pushed segment.
+    # The placeholders in status-left/right become the pushed segments.
     for opt in status-left status-right; do
         if [ "$opt" = status-left ]; then value=$status_left; else value=$status_right; fi
-        if [[ "$value" == *"$status_placeholder"* ]]; then
-            tw_targ "${value//"$status_placeholder"/"$status_value"}"
+        if [[ "$value" == *"$status_placeholder"* || "$value" == *"$attention_placeholder"* ]]; then
+            value=${value//"$status_placeholder"/"$status_value"}
+            tw_targ "${value//"$attention_placeholder"/"$attention_value"}"
             apply+=(set-option -gq "$opt" "$REPLY" \;)
         fi
     done
     if tw_helper >/dev/null; then
-        # One listener per @tmux-wait-hook-NAME, none for removed ones.
+        # One listener per @tmux-wait-hook-NAME, none for removed ones;
+        # attention's watch as @tmux-wait-attention and the toggles say.
         apply+=(run-shell -b "$q_script sync")
     else
         # Download (or build) it in the background; the status segment and

@@ -4,7 +4,9 @@
 # there (scripts/install-helper.sh gets it).
 # Usage: tmux-wait.sh text|done|quiet PANE_ID
 #        tmux-wait.sh menu CLIENT_NAME
-#        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME)
+#        tmux-wait.sh attention SESSION_ID CLIENT_NAME   (toggle)
+#        tmux-wait.sh next CLIENT_NAME   (the next pane that needs you)
+#        tmux-wait.sh sync    (one listener per @tmux-wait-hook-NAME; attention)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/variables.sh
@@ -69,6 +71,12 @@ main() {
         menu)
             run_helper menu -c "$target"
             ;;
+        attention)
+            run_helper attention toggle -t "$target" -c "${3:-}"
+            ;;
+        next)
+            run_helper attention next -c "$target"
+            ;;
         sync)
             # An install's notice from an earlier load (the helper is here
             # now).
@@ -78,6 +86,7 @@ main() {
                 run_helper status
             fi
             run_helper hooks sync
+            run_helper attention sync
             ;;
         *)
             tw_message "unknown action '$action'"

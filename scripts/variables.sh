@@ -11,6 +11,10 @@ key_quiet_option="@tmux-wait-key-quiet"        # notify when the pane goes quiet
 key_quiet_default="Q"
 key_list_option="@tmux-wait-key-list"          # list and cancel watches
 key_list_default="M-w"
+key_attention_option="@tmux-wait-key-attention"  # attention on/off for this session
+key_attention_default="A"
+key_next_option="@tmux-wait-key-attention-next"  # go to the next pane that needs you
+key_next_default="a"
 
 # Watches.
 timeout_option="@tmux-wait-timeout"            # how long a watch may run
@@ -30,15 +34,27 @@ desktop_default="off"
 hook_option="@tmux-wait-on-done"               # a shell command; gets TMUX_WAIT_* variables
 hook_default=""
 
+# Attention (read by the helper itself; listed here for the README).
+attention_option="@tmux-wait-attention"        # on: attention for every session
+attention_default="off"
+profiles_option="@tmux-wait-profiles"          # a file of agent profiles, tried first
+profiles_default=""
+icon_attention_option="@tmux-wait-icon-attention"
+icon_attention_default="⚑"
+
 # Channel hooks: set -g @tmux-wait-hook-NAME notify (or a tmux command).
 hook_prefix="@tmux-wait-hook-"
 hooks_clear_option="@tmux-wait-hooks-clear"   # seconds a hook result stays in the status
 hooks_clear_default="300"
 
-# The status-line placeholder and the option it reads.
+# The status-line placeholders and the options they read.
 status_placeholder="#{tmux_wait_status}"
 status_value="#{@tmux_wait_status}"
 status_option="@tmux_wait_status"
+attention_placeholder="#{tmux_wait_attention}"
+attention_value="#{@tmux_wait_attention}"
+# The window option a window-status-format can show (set by the helper).
+attention_window_option="@tmux-wait-attention-window"
 
 # Said after "wait for text" in the W prompt while the helper builds.
 prompt_note_option="@tmux-wait-prompt-note"

@@ -162,12 +162,156 @@ pub enum Command {
     /// Listen on one declared hook's channel until the server goes or the hook is removed (started by `hooks sync`)
     #[command(after_help = LISTEN_HELP)]
     Listen(ListenArgs),
-    /// Serve the waits as MCP tools over stdio, for AI agents (wait_for_text, wait_for_channel, signal_channel, run_command, wait)
+    /// Wait until one of many panes needs someone: its shell is back at the prompt, a program asks, it exited, it rang the bell
+    #[command(after_help = ANY_HELP)]
+    Any(AnyArgs),
+    /// Each pane's state now: working, prompt, asking, quiet or exited, and why
+    #[command(after_help = PANES_HELP)]
+    Panes(PanesArgs),
+    /// The plugin's attention: marks, status segment, keys (run by the plugin)
+    #[command(hide = true)]
+    Attention(AttentionArgs),
+    /// Serve the waits as MCP tools over stdio, for AI agents (wait_for_text, wait_for_channel, signal_channel, run_command, wait, wait_for_attention, pane_states)
     #[command(after_help = MCP_HELP)]
     Mcp,
     /// Print shell code that reports each command's exit status to tmux-wait (OSC 133 marks), for the rc file
     #[command(after_help = SHELL_INIT_HELP)]
     ShellInit(ShellInitArgs),
+}
+
+pub const ANY_HELP: &str = "\
+A pane needs someone when its shell is back at its prompt after a command
+(prompt, with the exit status where the shell or run reports it), when a
+program waits for the person (asking: a [y/N] question, read, a password,
+a REPL's prompt, a pager, a full-screen agent's question), or when its
+program ended (exited); a bell counts too. --until names other states and
+events: working, quiet (a command wrote nothing for --quiet-after), text
+(a --pattern matched new output). Text typed at a prompt and not submitted
+is never reported.
+
+Only changes after the call began count; --now also returns a pane that is
+in such a state already. The first pane wins; --all waits for every pane.
+Panes that appear later in a watched window or session are watched too.
+--ndjson prints one JSON object per change until the timeout.
+
+Exit codes:
+  0    a pane (with --all: every pane) needs someone
+  1    timed out (pending holds each pane's state); --ndjson ends so
+  2    error: bad usage, no server, no such pane, window or session
+  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
+
+pub const PANES_HELP: &str = "\
+For each pane: its state (working, prompt, asking, quiet, exited), why,
+since when, the command in its foreground and the question it asks.
+
+Exit codes:
+  0    printed
+  2    error: bad usage, no server, no such pane, window or session";
+
+#[derive(Debug, Args)]
+pub struct AnyArgs {
+    /// A pane, window or session to watch (repeatable): %3, @2, api:1, api. Default: every pane of the current session
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// Every pane of the server, new sessions' included
+    #[arg(long, conflicts_with = "targets")]
+    pub server: bool,
+
+    /// States and events that end the wait, comma-separated: working, prompt, asking, quiet, exited, bell, text [default: prompt,asking,exited,bell; with --pattern also text; with --ndjson all]
+    #[arg(long, value_name = "STATES")]
+    pub until: Option<String>,
+
+    /// Wait until every pane needs someone, and report them all
+    #[arg(long, conflicts_with = "ndjson")]
+    pub all: bool,
+
+    /// Also return a pane that is in such a state already
+    #[arg(long)]
+    pub now: bool,
+
+    /// A command that writes nothing this long is quiet
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub quiet_after: String,
+
+    /// Text to wait for in new output (repeatable; literal and case-insensitive unless --regex): the event text
+    #[arg(short = 'p', long = "pattern", value_name = "P")]
+    pub patterns: Vec<String>,
+
+    /// Treat --pattern as regular expressions
+    #[arg(short = 'r', long)]
+    pub regex: bool,
+
+    /// Agent profiles to try before the shipped ones (a JSON file, as profiles/agents.json)
+    #[arg(long, value_name = "FILE")]
+    pub profiles: Option<PathBuf>,
+
+    /// How long to wait: seconds or with a unit; clamped by $TMUX_WAIT_MAX_SECONDS
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub timeout: String,
+
+    /// Signal this tmux channel once every pane is watched
+    #[arg(long, value_name = "CHANNEL")]
+    pub ready: Option<String>,
+
+    /// Print one JSON object on stdout
+    #[arg(long, conflicts_with = "ndjson")]
+    pub json: bool,
+
+    /// Print one JSON object per change of any pane, until the timeout
+    #[arg(long)]
+    pub ndjson: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PanesArgs {
+    /// A pane, window or session (repeatable). Default: every pane of the current session
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// Every pane of the server
+    #[arg(long, conflicts_with = "targets")]
+    pub server: bool,
+
+    /// A command that wrote nothing this long is quiet
+    #[arg(long, value_name = "DUR", default_value = "30")]
+    pub quiet_after: String,
+
+    /// Agent profiles to try before the shipped ones
+    #[arg(long, value_name = "FILE")]
+    pub profiles: Option<PathBuf>,
+
+    /// Print one JSON object on stdout: {\"panes\": [...]}
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AttentionArgs {
+    #[command(subcommand)]
+    pub command: AttentionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AttentionCommand {
+    /// Keep the marks, the status segment and the notifications of every session with attention on
+    Serve,
+    /// Turn attention on or off for a session
+    Toggle {
+        #[arg(short = 't', long = "target", value_name = "SESSION")]
+        target: String,
+        #[arg(short = 'c', long, value_name = "CLIENT")]
+        client: Option<String>,
+    },
+    /// Start or stop the watch as the options say (the plugin's load)
+    Sync,
+    /// Clear the marks of the panes on the clients' screens
+    Visit,
+    /// Move a client to the next pane that needs someone
+    Next {
+        #[arg(short = 'c', long, value_name = "CLIENT")]
+        client: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

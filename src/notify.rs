@@ -192,8 +192,38 @@ impl Done {
 /// Send every notification the options ask for, then signal the channel.
 pub fn announce(socket: &Socket, opts: &Options, done: &Done) {
     let text = done.text(opts);
+    let env = [
+        ("TMUX_WAIT_ID", done.last.id.clone()),
+        ("TMUX_WAIT_PANE", done.last.pane_id.clone()),
+        ("TMUX_WAIT_LABEL", done.last.label.clone()),
+        ("TMUX_WAIT_OUTCOME", done.last.outcome.as_str().to_owned()),
+        (
+            "TMUX_WAIT_OK",
+            if done.last.ok { "1" } else { "0" }.to_owned(),
+        ),
+        (
+            "TMUX_WAIT_ELAPSED",
+            format!("{:.3}", done.last.elapsed_seconds),
+        ),
+        ("TMUX_WAIT_LINE", done.line.clone()),
+        ("TMUX_WAIT_CHANNEL", done.channel.clone()),
+        (
+            "TMUX_WAIT_EXIT_STATUS",
+            done.exit_status.map(|c| c.to_string()).unwrap_or_default(),
+        ),
+    ];
+    tell(socket, opts, &text, &done.pane_tty, &env);
+    if !done.channel.is_empty() {
+        let _ = socket.run(["wait-for", "-S", &done.channel]);
+    }
+}
+
+/// Tell people `text` as the options ask: a message on every client, the
+/// bell in the pane of terminal `pane_tty`, a desktop notification, the
+/// user's hook with `env` in its environment.
+pub fn tell(socket: &Socket, opts: &Options, text: &str, pane_tty: &str, env: &[(&str, String)]) {
     if opts.message {
-        let safe = format_safe(&text, 400);
+        let safe = format_safe(text, 400);
         let ms = opts.message_ms.to_string();
         // tmux 3.2's display-message takes no client (its -c wants no
         // argument, and the client name is read as the message): there the
@@ -212,22 +242,19 @@ pub fn announce(socket: &Socket, opts: &Options, done: &Done) {
         }
     }
     if opts.bell {
-        ring_bell(&done.pane_tty);
+        ring_bell(pane_tty);
     }
     if opts.desktop {
-        desktop(&text);
+        desktop(text);
     }
     if !opts.hook.trim().is_empty() {
-        run_hook(&opts.hook, done);
-    }
-    if !done.channel.is_empty() {
-        let _ = socket.run(["wait-for", "-S", &done.channel]);
+        run_hook(&opts.hook, env);
     }
 }
 
 /// A BEL written to the pane's terminal reaches tmux as the pane's output,
 /// so the window's bell flag and `bell-action` apply as for any program.
-fn ring_bell(tty: &str) {
+pub fn ring_bell(tty: &str) {
     use std::os::unix::fs::OpenOptionsExt;
     if !tty.starts_with("/dev/") {
         return;
@@ -275,24 +302,12 @@ fn desktop(text: &str) {
 
 /// The user's hook: their own shell command from tmux.conf, run with the
 /// result in `TMUX_WAIT_*` variables (never spliced into the command).
-fn run_hook(hook: &str, d: &Done) {
+fn run_hook(hook: &str, env: &[(&str, String)]) {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c").arg(hook);
-    cmd.env("TMUX_WAIT_ID", &d.last.id)
-        .env("TMUX_WAIT_PANE", &d.last.pane_id)
-        .env("TMUX_WAIT_LABEL", &d.last.label)
-        .env("TMUX_WAIT_OUTCOME", d.last.outcome.as_str())
-        .env("TMUX_WAIT_OK", if d.last.ok { "1" } else { "0" })
-        .env(
-            "TMUX_WAIT_ELAPSED",
-            format!("{:.3}", d.last.elapsed_seconds),
-        )
-        .env("TMUX_WAIT_LINE", &d.line)
-        .env("TMUX_WAIT_CHANNEL", &d.channel)
-        .env(
-            "TMUX_WAIT_EXIT_STATUS",
-            d.exit_status.map(|c| c.to_string()).unwrap_or_default(),
-        );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

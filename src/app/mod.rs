@@ -11,6 +11,7 @@ use clap::{CommandFactory, FromArgMatches};
 use std::ffi::OsString;
 use std::io::Write;
 
+mod attention;
 mod requests;
 
 use requests::{
@@ -173,6 +174,9 @@ fn dispatch(command: Command, socket: Socket, clamps: &mut Clamps) -> i32 {
             }
         }
         Command::Hooks(a) => hooks_command(&socket, a.command),
+        Command::Any(a) => attention::any_command(socket, &a, clamps),
+        Command::Panes(a) => attention::panes_command(socket, &a),
+        Command::Attention(a) => attention::attention_command(socket, a),
         Command::Mcp => crate::mcp::run(socket),
         Command::Listen(a) => done(hooks::listen(&socket, &a.name)),
         Command::Menu(a) => done(watch::menu(&socket, a.client.as_deref())),

@@ -48,21 +48,55 @@ const PLAIN_SHELLS: [&str; 4] = ["sh", "dash", "ash", "busybox"];
 /// group's processes is asleep in a read of it. The reading process is
 /// returned too (for what it is called).
 pub fn reads(pane_pid: u32, tty: &str) -> (Reads, Option<u32>) {
+    // The mode and the reader are asked one after the other: when the
+    // mode changed in between (`less` starting up goes raw, draws and
+    // reads keys), what was found mixes two moments, so ask again.
+    let mut mode = tty::settings(tty).map(|s| s.mode);
+    for _ in 0..3 {
+        let Some(m) = mode else {
+            return (Reads::Unknown, None);
+        };
+        let found = reads_in(pane_pid, tty, m);
+        let after = tty::settings(tty).map(|s| s.mode);
+        if after == mode {
+            return found;
+        }
+        mode = after;
+    }
+    (Reads::Unknown, None)
+}
+
+/// [`reads`] with the terminal in `mode`.
+fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
     let Some(fg) = foreground_group(pane_pid) else {
         return (Reads::Unknown, None);
     };
-    let Some(settings) = tty::settings(tty) else {
-        return (Reads::Unknown, None);
-    };
-    match settings.mode {
+    match mode {
         Mode::Raw if fg == pane_pid => (Reads::Prompt, Some(fg)),
-        Mode::Raw => match procfs::stat(fg).map(|s| s.state) {
-            Some('S') => (Reads::Keys, Some(fg)),
-            Some(_) => (Reads::Nothing, None),
-            None => (Reads::Unknown, None),
-        },
+        Mode::Raw => {
+            // The group's leader may be gone while the rest runs on: in
+            // `seq 100 | less` the leader is seq, the reader less (last).
+            let live: Vec<(u32, char)> = foreground_members(pane_pid, fg)
+                .into_iter()
+                .filter_map(|p| procfs::stat(p).map(|s| (p, s.state)))
+                .filter(|(_, st)| *st != 'Z' && *st != 'X')
+                .collect();
+            if live.is_empty() {
+                return (Reads::Unknown, None);
+            }
+            if live.iter().any(|(_, st)| *st == 'R' || *st == 'D') {
+                return (Reads::Nothing, None);
+            }
+            // The leader when it lives (the program, as its own execs
+            // left it), else the last (a pipeline's reader).
+            let leader = live.iter().find(|(p, st)| *p == fg && *st == 'S');
+            match leader.or_else(|| live.iter().rev().find(|(_, st)| *st == 'S')) {
+                Some((pid, _)) => (Reads::Keys, Some(*pid)),
+                None => (Reads::Nothing, None),
+            }
+        }
         Mode::Canonical | Mode::Hidden => {
-            let hidden = settings.mode == Mode::Hidden;
+            let hidden = mode == Mode::Hidden;
             let mut unknown = false;
             for pid in foreground_members(pane_pid, fg) {
                 match procfs::reading_tty(pid, tty) {

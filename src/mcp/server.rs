@@ -325,6 +325,14 @@ fn describe(p: &Prepared) -> String {
         ToolKind::SignalChannel => "signalling".into(),
         ToolKind::RunCommand => format!("running in {target}"),
         ToolKind::Wait => format!("waiting for output in {target}"),
+        ToolKind::WaitForAttention => match p.target.as_deref() {
+            Some(_) if p.target.as_deref().is_some_and(|t| t.starts_with('%')) => {
+                "waiting for a pane that needs someone".into()
+            }
+            Some(_) => format!("waiting for a pane of {target} that needs someone"),
+            None => "waiting for a pane that needs someone".into(),
+        },
+        ToolKind::PaneStates => "looking at the panes".into(),
     }
 }
 

@@ -132,6 +132,31 @@ pub fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     }
 }
 
+/// Wait for events on `fds`, at most `timeout`, to the microsecond where
+/// the system can (Linux: `ppoll`), so that a debounce of a millisecond
+/// does not become two; elsewhere [`poll`]'s milliseconds, rounded up.
+pub fn poll_fine(fds: &mut [libc::pollfd], timeout: Duration) {
+    #[cfg(target_os = "linux")]
+    {
+        let ts = libc::timespec {
+            // (Not named: libc deprecates `time_t` on musl.)
+            tv_sec: timeout.as_secs().min(i32::MAX as u64) as _,
+            tv_nsec: timeout.subsec_nanos() as _,
+        };
+        // SAFETY: `fds` is a valid slice of pollfd; no signal mask is changed.
+        unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    poll(fds, Some(timeout));
+}
+
 /// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
 pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
     let ms = match timeout {

@@ -1,6 +1,7 @@
 //! One module per capability: drive an engine, ask the matcher, decide the
 //! outcome, honour timeouts and interruption.
 
+pub mod attention;
 pub mod channel;
 pub mod command;
 pub mod hooks;

@@ -363,16 +363,22 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
             quote(&format!("{base} {args} >/dev/null 2>&1"))
         )
     };
-    socket.run(menu_args(client, &watches, run)).map(|_| ())
+    let marked = crate::waits::attention::plugin::menu_items(socket);
+    socket
+        .run(menu_args(client, &watches, &marked, run))
+        .map(|_| ())
 }
 
 /// The `display-menu` command line: flags, then `--` (an item whose name
 /// starts with `-` is shown disabled, and must not be read as a flag), then
 /// the items, three arguments each (name, key, command); a separator is one
 /// empty argument, and never starts or ends the menu or follows another.
+/// `marked`: the panes that need someone (attention), each a name and
+/// the command that goes there.
 fn menu_args(
     client: Option<&str>,
     watches: &[WatchRecord],
+    marked: &[(String, String)],
     run: impl Fn(&str) -> String,
 ) -> Vec<String> {
     let mut args: Vec<String> = vec!["display-menu".into()];
@@ -397,6 +403,12 @@ fn menu_args(
         args.extend([name, key, run(&format!("cancel {}", w.id))]);
     }
     args.push(String::new());
+    if !marked.is_empty() {
+        for (name, cmd) in marked {
+            args.extend([name.clone(), String::new(), cmd.clone()]);
+        }
+        args.push(String::new());
+    }
     if !watches.is_empty() {
         args.extend(["Cancel all".into(), "a".into(), run("cancel --all")]);
     }
@@ -484,8 +496,25 @@ mod tests {
     }
 
     #[test]
+    fn menu_with_panes_that_need_someone() {
+        let marked = vec![(
+            "go to %3 api:1 asking: ok?".to_owned(),
+            "switch-client -t '%3'".to_owned(),
+        )];
+        let args = menu_args(Some("/dev/pts/1"), &[], &marked, |a| format!("run {a}"));
+        let it = check(&args);
+        assert!(it[1].is_empty(), "{args:?}");
+        assert_eq!(
+            it[2],
+            ["go to %3 api:1 asking: ok?", "", "switch-client -t '%3'"]
+        );
+        assert!(it[3].is_empty(), "{args:?}");
+        assert_eq!(it[4][0], "Clear the last result");
+    }
+
+    #[test]
     fn menu_without_watches() {
-        let args = menu_args(Some("/dev/pts/1"), &[], |a| format!("run {a}"));
+        let args = menu_args(Some("/dev/pts/1"), &[], &[], |a| format!("run {a}"));
         let it = check(&args);
         assert_eq!(it.len(), 3, "{args:?}");
         assert_eq!(it[0][0], "-(no watches running)");
@@ -502,7 +531,7 @@ mod tests {
                 )
             })
             .collect();
-        let args = menu_args(Some("/dev/pts/1"), &ws, |a| format!("run {a}"));
+        let args = menu_args(Some("/dev/pts/1"), &ws, &[], |a| format!("run {a}"));
         let it = check(&args);
         assert_eq!(it.len(), 11 + 3, "{args:?}");
         assert_eq!(it[0], ["cancel 000000 %1 READY", "1", "run cancel 000000"]);

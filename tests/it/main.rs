@@ -3,6 +3,8 @@
 
 mod common;
 
+mod attention;
+mod attention_plugin;
 mod channel_wait;
 mod cli_errors;
 mod command_wait;

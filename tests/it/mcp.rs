@@ -230,7 +230,9 @@ async fn initialize_and_list_tools_with_schemas() {
             "wait_for_channel",
             "signal_channel",
             "run_command",
-            "wait"
+            "wait",
+            "wait_for_attention",
+            "pane_states"
         ]
     );
     let params = |name: &str| -> Vec<String> {
@@ -332,6 +334,65 @@ async fn initialize_and_list_tools_with_schemas() {
             "effective_timeout"
         ])
     );
+    mcp.close().await;
+}
+
+/// Many panes at once: the one that asks, the states of all, and a
+/// timeout that says what each pane does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_attention_and_pane_states() {
+    let server = TestServer::new();
+    let other = server.split();
+    server.type_line(&other, "python3 -c \"input('Ship it? ')\"");
+    server.wait_until(&other, "the question", || {
+        server.capture(&other).lines().any(|l| l == "Ship it?")
+    });
+    let mcp = connect(&server).await;
+    let r = mcp
+        .call(
+            "wait_for_attention",
+            json!({"pane_ids": [server.pane, other], "until": ["asking"], "now": true, "timeout": 10}),
+        )
+        .await;
+    let v = ok(&r);
+    assert_eq!(v["outcome"], "attention", "{v}");
+    assert_eq!(v["pane_id"], json!(other), "{v}");
+    assert_eq!(v["state"], "asking", "{v}");
+    assert_eq!(v["question"], "Ship it?", "{v}");
+    assert_eq!(
+        v["pending"],
+        json!([{"pane_id": server.pane, "state": "prompt"}]),
+        "{v}"
+    );
+    let v = ok(&mcp
+        .call("pane_states", json!({"session_name": "main"}))
+        .await);
+    let panes = v["panes"].as_array().unwrap();
+    assert_eq!(panes.len(), 2, "{v}");
+    assert!(
+        panes
+            .iter()
+            .any(|p| p["pane_id"] == json!(other) && p["state"] == "asking"),
+        "{v}"
+    );
+    let r = mcp
+        .call(
+            "wait_for_attention",
+            json!({"pane_ids": [server.pane], "timeout": 0.5}),
+        )
+        .await;
+    let v = err(&r);
+    assert_eq!(v["error"]["kind"], "timeout", "{v}");
+    assert_eq!(
+        v["pending"],
+        json!([{"pane_id": server.pane, "state": "prompt"}]),
+        "{v}"
+    );
+    let v = err(&mcp
+        .call("wait_for_attention", json!({"pane_ids": ["%999"]}))
+        .await);
+    assert_eq!(v["error"]["kind"], "no_pane", "{v}");
+    server.type_line(&other, "");
     mcp.close().await;
 }
 
@@ -1045,7 +1106,7 @@ async fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
         .await;
     let r = raw.recv().await;
     assert_eq!(r["id"], 18);
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 7);
     raw.send(r#"{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"signal_channel","arguments":{"channel":"ok_after_garbage"}}}"#).await;
     let r = raw.recv().await;
     assert_eq!(

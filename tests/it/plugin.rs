@@ -192,7 +192,7 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
     load_plugin(&s);
     load_plugin(&s);
     let keys = s.tmux(&["list-keys", "-T", "prefix"]);
-    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 5, "{keys}");
     // The user's own binding is kept.
     assert!(keys.contains("display-message mine"));
     assert_eq!(
@@ -217,7 +217,7 @@ fn loading_twice_leaves_one_binding_and_one_segment() {
     s2.tmux(&["set-option", "-g", "@tmux-wait-key-text", "none"]);
     load_plugin(&s2);
     let keys = s2.tmux(&["list-keys", "-T", "prefix"]);
-    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 5, "{keys}");
     assert!(binding(&s2, "W").is_empty(), "{keys}");
 }
 
@@ -310,7 +310,7 @@ fn loading_is_silent() {
     let took = start.elapsed();
     assert_eq!(logged_messages(&s), before, "a load left messages");
     let keys = s.tmux(&["list-keys", "-T", "prefix"]);
-    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 5, "{keys}");
     assert!(keys.contains("display-message mine"), "{keys}");
     // No table of ours is left behind.
     assert!(!s.tmux(&["list-keys"]).contains("tmux-wait-probe"));
@@ -590,7 +590,7 @@ fn keys_are_named_as_tmux_names_them() {
     let c_m_y = format!("{}{}", binding(&s, "C-M-y"), binding(&s, "M-C-y"));
     assert!(c_m_y.contains("tmux-wait.sh' text"), "{c_m_y}");
     let keys = s.tmux(&["list-keys", "-T", "prefix"]);
-    assert_eq!(keys.matches("tmux-wait.sh").count(), 3, "{keys}");
+    assert_eq!(keys.matches("tmux-wait.sh").count(), 5, "{keys}");
     // A key that ends in ";" (tmux takes such an argument for the end of
     // a command unless escaped): bound when free, as itself.
     s.tmux(&["unbind-key", "-T", "prefix", "\\;"]);
@@ -636,7 +636,13 @@ fn loading_is_silent_with_almost_no_bindings() {
     }
     s.tmux(&["bind-key", "-T", "prefix", "x", "display-message mine"]);
     // (tmux reads "none" in any case.)
-    for (opt, none) in [("text", "none"), ("done", "NONE"), ("quiet", "None")] {
+    for (opt, none) in [
+        ("text", "none"),
+        ("done", "NONE"),
+        ("quiet", "None"),
+        ("attention", "none"),
+        ("attention-next", "none"),
+    ] {
         s.tmux(&["set-option", "-g", &format!("@tmux-wait-key-{opt}"), none]);
     }
     let before = logged_messages(&s);

@@ -134,7 +134,7 @@ impl StreamSource {
 }
 
 /// An error kind by its name (as the hub passes it on).
-pub(super) fn kind_from(name: &str) -> Kind {
+pub fn kind_from(name: &str) -> Kind {
     [
         Kind::NoServer,
         Kind::NoPane,

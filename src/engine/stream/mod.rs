@@ -34,7 +34,7 @@ mod survive;
 
 use entry::{flows_from_cursor, raw_reader};
 
-use health::kind_from;
+pub use health::kind_from;
 use link::{history_query, spawn_reader};
 
 /// Where the pane's process cannot be watched (see `pidwatch`), how often

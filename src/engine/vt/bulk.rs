@@ -45,6 +45,8 @@ impl LineTracker {
             if !text.is_empty() {
                 st.saw_output = true;
             }
+            // As the cells count it: every character a program printed.
+            st.written += text.len() as u64;
             if text.bytes().any(|b| b != b' ') {
                 if st.linear {
                     if last_lines.len() == TRANSCRIPT_LINES {
@@ -237,8 +239,9 @@ mod tests {
         assert_eq!(plain_line("caf\u{e9}".as_bytes()), None);
     }
 
-    /// The bulk path gives what the parser and cells give, line for line,
-    /// on random mixes of plain lines and everything else, cut anywhere.
+    /// The bulk path gives what the parser and cells give, line for line
+    /// (and the count of characters written, which attention reads), on
+    /// random mixes of plain lines and everything else, cut anywhere.
     #[test]
     fn bulk_and_cells_agree() {
         use crate::testutil::XorShift;
@@ -294,7 +297,7 @@ mod tests {
                         i += n;
                     }
                     items.extend(t.take_items(true));
-                    (items, t.screen_tail(), t.saw_output())
+                    (items, t.screen_tail(), t.saw_output(), t.written())
                 };
                 assert_eq!(run(true), run(false), "seed {seed}, final {final_only}");
             }

@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 use unicode_width::UnicodeWidthChar;
 
 mod bulk;
+mod counts;
 mod echo;
 mod screen;
 
@@ -249,12 +250,21 @@ struct State {
     saw_output: bool,
     input: InputState,
     osc133: bool,
+    /// Bracketed paste was switched on or off (a line editor marks where
+    /// it reads): see [`LineTracker::editor_marks`].
+    paste_marks: bool,
     /// Inside screen's `ESC k title ESC \`, whose text is not output.
     in_title: bool,
     /// Times a shell started reading a new command line (a prompt came back).
     prompts: u32,
     /// The exit status an OSC 133 `D` mark reported last.
     last_status: Option<i32>,
+    /// BELs written outside escape sequences (and not a line editor's
+    /// answer to a key: see [`LineTracker::bells`]).
+    bells: u64,
+    /// Characters a program wrote (not echo), the alternate screen's
+    /// included: see [`LineTracker::written`].
+    written: u64,
     now: Instant,
     /// Emit a line only when finished, as it ends up (command output), not
     /// each state before an overwrite (text waits).
@@ -310,9 +320,12 @@ impl LineTracker {
                 saw_output: false,
                 input: InputState::of(entry),
                 osc133: false,
+                paste_marks: false,
                 in_title: false,
                 prompts: 0,
                 last_status: None,
+                bells: 0,
+                written: 0,
                 now: Instant::now(),
                 final_only: false,
                 out: Vec::new(),
@@ -1015,6 +1028,62 @@ mod tests {
         // Typed without Enter: never output.
         t.feed_hinted(b"typed", now, hint(false, false, Some(true)));
         assert!(t.take(true).is_empty());
+    }
+
+    /// A BEL in ground state is a bell; one that ends an OSC string is
+    /// not, nor a line editor's beep right after reading a key.
+    #[test]
+    fn bells_are_counted_outside_escape_sequences() {
+        let mut t = LineTracker::new(&entry(80));
+        let now = Instant::now();
+        t.feed(b"\x1b]0;title\x07\x1b]133;A\x07done\x07\r\n", now);
+        assert_eq!(t.bells(), 1);
+        t.feed(b"\x1b[?1049h\x07\x1b[?1049l", now);
+        assert_eq!(t.bells(), 2, "a full-screen program rings too");
+        let mut t = at_prompt(false);
+        t.feed_hinted(b"\x07", now, hint(true, true, None));
+        assert_eq!(t.bells(), 0, "the line editor's answer to Tab");
+        t.feed_hinted(b"\x07", now, hint(false, false, None));
+        assert_eq!(t.bells(), 1, "another writer's bell at the prompt");
+    }
+
+    /// What a program writes counts, the echo of keys does not; the line
+    /// without echo is the question without its typed answer.
+    #[test]
+    fn written_leaves_echo_out_and_so_does_current_output() {
+        let mut t = at_prompt(true);
+        let now = Instant::now();
+        t.feed_hinted(b"Name? ", now, hint(true, false, Some(true)));
+        let w = t.written();
+        assert!(w >= 5, "{w}");
+        t.feed_hinted(b"bob", now, hint(false, false, Some(true)));
+        assert_eq!(t.written(), w, "typed keys are no output");
+        assert_eq!(t.current_output(), "$ Name?");
+        assert_eq!(t.current_line(), "$ Name? bob");
+        t.feed(b"\x1b[?1049hxyz", now);
+        assert_eq!(t.written(), w + 3, "the alternate screen counts too");
+        let t = LineTracker::new(&entry(80));
+        assert!(!t.line_editor_reading());
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b[?2004h$ ", now);
+        assert!(t.line_editor_reading());
+        t.feed(b"\r\n\x1b[?2004l\r", now);
+        assert!(!t.line_editor_reading());
+    }
+
+    /// Bracketed paste (on or off) or OSC 133 in the stream: the line
+    /// editor marks where it reads.
+    #[test]
+    fn a_line_editor_that_marks_its_input_is_seen() {
+        let now = Instant::now();
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"$ ls\r\nfile\r\n", now);
+        assert!(!t.editor_marks());
+        t.feed(b"\x1b[?2004l\r", now);
+        assert!(t.editor_marks());
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b]133;A\x07$ ", now);
+        assert!(t.editor_marks());
     }
 
     /// The shell's wake seen with a chunk of the echo, the line feed in

@@ -208,6 +208,7 @@ impl State {
         }
         if self.alt {
             self.saw_alt = true;
+            self.written += 1;
             return;
         }
         let origin = self.origin_now();
@@ -278,6 +279,20 @@ impl State {
         if matches!(origin, Origin::New | Origin::Prompt) {
             self.dirty = true;
             self.saw_output = true;
+            self.written += 1;
+        }
+    }
+
+    /// A BEL in ground state: a bell, unless it is a line editor's answer
+    /// to a key (written by the reader right after reading keys).
+    fn bell(&mut self) {
+        let echo = match self.input {
+            InputState::Input => !self.not_echo(),
+            InputState::Raw | InputState::Kernel => !self.attributed,
+            InputState::Output | InputState::Prompt { .. } => false,
+        };
+        if !echo {
+            self.bells += 1;
         }
     }
 
@@ -297,7 +312,9 @@ impl State {
                         self.pending_wrap = false;
                     }
                 }
-                Some(2004) if !self.osc133 => {
+                Some(2004) if self.osc133 => self.paste_marks = true,
+                Some(2004) => {
+                    self.paste_marks = true;
                     // The shell accepted the held line: it was typed.
                     if set {
                         self.release_held_by_what_came();
@@ -352,6 +369,9 @@ impl vte::Perform for State {
     }
 
     fn execute(&mut self, byte: u8) {
+        if byte == 0x07 && !self.in_title {
+            self.bell();
+        }
         if self.alt || self.in_title {
             return;
         }

@@ -29,15 +29,19 @@ pub enum ToolKind {
     SignalChannel,
     RunCommand,
     Wait,
+    WaitForAttention,
+    PaneStates,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 5] = [
+    pub const ALL: [ToolKind; 7] = [
         ToolKind::WaitForText,
         ToolKind::WaitForChannel,
         ToolKind::SignalChannel,
         ToolKind::RunCommand,
         ToolKind::Wait,
+        ToolKind::WaitForAttention,
+        ToolKind::PaneStates,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +51,8 @@ impl ToolKind {
             ToolKind::SignalChannel => "signal_channel",
             ToolKind::RunCommand => "run_command",
             ToolKind::Wait => "wait",
+            ToolKind::WaitForAttention => "wait_for_attention",
+            ToolKind::PaneStates => "pane_states",
         }
     }
 
@@ -229,6 +235,70 @@ struct WaitParams {
     timeout_s: Option<f64>,
     #[serde(default)]
     socket_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitForAttentionParams {
+    #[serde(default)]
+    pane_ids: Option<Vec<String>>,
+    #[serde(default, alias = "session")]
+    session_name: Option<String>,
+    #[serde(default)]
+    until: Option<Vec<String>>,
+    #[serde(default)]
+    all: Option<bool>,
+    #[serde(default)]
+    now: Option<bool>,
+    #[serde(default, alias = "timeout_s")]
+    timeout: Option<f64>,
+    #[serde(default)]
+    socket_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PaneStatesParams {
+    #[serde(default)]
+    pane_ids: Option<Vec<String>>,
+    #[serde(default, alias = "session")]
+    session_name: Option<String>,
+    #[serde(default)]
+    socket_name: Option<String>,
+}
+
+/// `-t` for each pane, or the session (by its exact name): what
+/// `wait_for_attention` and `pane_states` cover. Neither: the session the
+/// server runs in (or the one tmux picks).
+fn attention_targets(
+    pane_ids: Option<&[String]>,
+    session: Option<&str>,
+) -> Result<(Vec<OsString>, Option<String>), CallError> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut first = None;
+    // (As for the other tools: the panes first, then the session.)
+    match (pane_ids, session) {
+        (Some([]), _) => {
+            return Err(CallError::usage(
+                "pane_ids: an empty list names no pane; give at least one, or a session_name",
+            ));
+        }
+        (Some(ids), _) => {
+            for id in ids {
+                let id = id_of("pane_ids", '%', "%1", id)?;
+                first.get_or_insert_with(|| id.clone());
+                a.extend(["-t".into(), id.into()]);
+            }
+        }
+        (None, Some(name)) => {
+            let t = session_target("session_name", name)?;
+            let t = t.trim_end_matches(':').to_owned();
+            first = Some(t.clone());
+            a.extend(["-t".into(), t.into()]);
+        }
+        (None, None) => {}
+    }
+    Ok((a, first))
 }
 
 fn params<T: DeserializeOwned>(kind: ToolKind, args: JsonObject) -> Result<T, CallError> {
@@ -525,6 +595,46 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             p.timeout = clamp(timeout.min(MAX_WAIT_SECONDS), ctx.ceiling);
             p.uses_cursor = true;
         }
+        ToolKind::WaitForAttention => {
+            let x: WaitForAttentionParams = params(kind, args)?;
+            p.socket = socket_args(ctx, x.socket_name.as_deref())?;
+            let (targets, first) =
+                attention_targets(x.pane_ids.as_deref(), x.session_name.as_deref())?;
+            p.target = first;
+            let timeout = seconds("timeout", x.timeout.unwrap_or(30.0))?;
+            a.push("any".into());
+            a.extend(targets);
+            if let Some(u) = &x.until {
+                if u.is_empty() {
+                    return Err(CallError::usage(
+                        "until: an empty list waits for nothing; omit it for prompt, asking, exited, bell",
+                    ));
+                }
+                for w in u {
+                    plain("until", w)?;
+                }
+                a.push(flag("until", u.join(",")));
+            }
+            if x.all == Some(true) {
+                a.push("--all".into());
+            }
+            if x.now == Some(true) {
+                a.push("--now".into());
+            }
+            a.extend([flag("timeout", secs_arg(timeout)), "--json".into()]);
+            p.timeout = clamp(timeout, ctx.ceiling);
+        }
+        ToolKind::PaneStates => {
+            let x: PaneStatesParams = params(kind, args)?;
+            p.socket = socket_args(ctx, x.socket_name.as_deref())?;
+            let (targets, first) =
+                attention_targets(x.pane_ids.as_deref(), x.session_name.as_deref())?;
+            p.target = first;
+            a.push("panes".into());
+            a.extend(targets);
+            a.push("--json".into());
+            p.timeout = 10.0;
+        }
     }
     if let Some(bad) = a.iter().find(|x| x.as_encoded_bytes().contains(&0)) {
         let shown = bad.to_string_lossy();
@@ -581,7 +691,9 @@ mod tests {
                 "wait_for_channel",
                 "signal_channel",
                 "run_command",
-                "wait"
+                "wait",
+                "wait_for_attention",
+                "pane_states"
             ]
         );
         for t in &tools {
@@ -611,6 +723,8 @@ mod tests {
                     .unwrap();
                 let sample = match (k.as_str(), ty) {
                     ("pane_id", _) => json!("%1"),
+                    ("pane_ids", _) => json!(["%1", "%2"]),
+                    ("until", "array") => json!(["asking", "bell"]),
                     ("window_id", _) => json!("@1"),
                     ("session_id", _) => json!("$1"),
                     ("channel", _) => json!("ch"),
@@ -699,6 +813,49 @@ mod tests {
             e.unwrap_err().message,
             "patterns: NUL characters are not allowed"
         );
+    }
+
+    #[test]
+    fn attention_arguments() {
+        assert_eq!(
+            line(
+                ToolKind::WaitForAttention,
+                json!({"pane_ids": ["%1", "%4"], "until": ["asking", "exited"], "all": true, "timeout": 60})
+            ),
+            [
+                "any",
+                "-t",
+                "%1",
+                "-t",
+                "%4",
+                "--until=asking,exited",
+                "--all",
+                "--timeout=60",
+                "--json"
+            ]
+        );
+        assert_eq!(
+            line(
+                ToolKind::WaitForAttention,
+                json!({"session_name": "agents"})
+            ),
+            ["any", "-t", "=agents", "--timeout=30", "--json"]
+        );
+        assert_eq!(
+            line(ToolKind::PaneStates, json!({"session": "w"})),
+            ["panes", "-t", "=w", "--json"]
+        );
+        assert_eq!(line(ToolKind::PaneStates, json!({})), ["panes", "--json"]);
+        for bad in [
+            json!({"pane_ids": []}),
+            json!({"pane_ids": ["3"]}),
+            json!({"until": []}),
+            json!({"session_name": "a:b"}),
+            json!({"timeout": 0}),
+        ] {
+            let e = prepare(ToolKind::WaitForAttention, obj(bad.clone()), &ctx()).unwrap_err();
+            assert_eq!(e.kind, "usage", "{bad}");
+        }
     }
 
     #[test]
@@ -973,12 +1130,48 @@ mod tests {
         })
         .unwrap();
         let signal = json!({"channel": "c", "status": null, "message": null});
+        let status = crate::waits::attention::Status {
+            state: crate::waits::attention::State::Asking,
+            reason: "reads_line",
+            question: Some("ok?".into()),
+            command: None,
+            exit_status: None,
+            agent: None,
+            since: 1.0,
+        };
+        let mut pane = crate::waits::attention::PaneReport::of_status("%1", "s", 0, &status);
+        let panes = serde_json::to_value(crate::waits::attention::PanesResult {
+            panes: vec![pane.clone()],
+        })
+        .unwrap();
+        pane.tail = Some(vec![]);
+        let one = crate::waits::attention::AnyResult {
+            outcome: "attention",
+            pane: Some(pane.clone()),
+            panes: None,
+            pending: vec![],
+            elapsed_seconds: 0.1,
+            effective_timeout: 1.0,
+        };
+        let all = crate::waits::attention::AnyResult {
+            outcome: "all",
+            pane: None,
+            panes: Some(vec![pane]),
+            ..one.clone()
+        };
+        // (Each outcome has its keys: the schema has them all.)
+        let mut attention = serde_json::to_value(one).unwrap();
+        for (k, v) in serde_json::to_value(all).unwrap().as_object().unwrap() {
+            attention[k] = v.clone();
+        }
         for (kind, v) in [
             (ToolKind::WaitForText, text),
             (ToolKind::WaitForChannel, channel),
             (ToolKind::SignalChannel, signal),
             (ToolKind::RunCommand, run),
             (ToolKind::Wait, output),
+            (ToolKind::WaitForAttention, attention),
+            (ToolKind::PaneStates, panes),
         ] {
             let def = definition(kind);
             let schema = &def["outputSchema"];

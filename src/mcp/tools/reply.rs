@@ -132,6 +132,17 @@ pub fn result(
             );
             failed(obj, "timeout", msg)
         }
+        ToolKind::WaitForAttention if text(&obj, "outcome") == "timeout" => {
+            let pending = obj
+                .get("pending")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let msg = format!(
+                "timed out after {} s: none of the {pending} panes needed someone (pending says what each is doing)",
+                num(&obj, "effective_timeout")
+            );
+            failed(obj, "timeout", msg)
+        }
         ToolKind::RunCommand => {
             let note = run_note(&obj);
             let mut r = ok_result(obj);

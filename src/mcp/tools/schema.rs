@@ -54,6 +54,7 @@ pub(super) fn nullable_of(ty: &str, description: &str) -> Value {
 
 pub(super) fn definition(kind: ToolKind) -> Value {
     match kind {
+        ToolKind::WaitForAttention | ToolKind::PaneStates => attention_definitions(kind),
         ToolKind::WaitForText => json!({
             "name": "wait_for_text",
             "title": "Wait for text",
@@ -250,6 +251,86 @@ pub(super) fn definition(kind: ToolKind) -> Value {
                 &["pane_id", "lines", "reason", "finished", "exit_status", "timed_out", "elapsed_seconds"],
             ),
             "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
+        }),
+    }
+}
+
+/// The keys of one pane in `wait_for_attention` and `pane_states`.
+pub(super) fn pane_properties() -> Map<String, Value> {
+    props(json!({
+        "pane_id": {"type": "string"},
+        "session": {"type": "string", "description": "The session's name."},
+        "window": {"type": "integer", "description": "The window's index."},
+        "state": {"type": "string", "enum": ["working", "prompt", "asking", "quiet", "exited", "bell", "text"], "description": "working: a command runs; prompt: the shell is back at its prompt; asking: a program waits for an answer (a [y/N] question, read, a password, a REPL's or pager's prompt, a full-screen agent's question or idle input box); quiet: a command runs and wrote nothing for 30 s; exited: the pane's program ended or the pane closed. bell and text are events: the pane rang the bell, a pattern matched."},
+        "reason": {"type": "string", "description": "Why, in a word: running, command_finished, at_prompt, reads_line, reads_password, repl_prompt, reads_keys, agent_working, agent_question, agent_idle, no_output, pane_dead, pane_closed, bell, pattern."},
+        "question": nullable_of("string", "The line the program waits on (asking)."),
+        "command": nullable_of("string", "The program in the pane's foreground (for prompt: the one that ran last)."),
+        "exit_status": nullable_of("integer", "The exit status, where known: the command's (shell integration, run_command's marks), or the pane's program's (exited)."),
+        "agent": nullable_of("string", "The profile that recognised a full-screen agent (claude-code, codex, aider, gemini-cli)."),
+        "line": nullable_of("string", "The line a pattern matched (text)."),
+        "since": {"type": "number", "description": "When the pane entered its state (seconds since the epoch)."},
+    }))
+}
+
+fn attention_definitions(kind: ToolKind) -> Value {
+    let mut result = pane_properties();
+    let pane_item = json!({"type": "object", "properties": pane_properties()});
+    result.extend(props(json!({
+        "outcome": {"type": "string", "enum": ["attention", "all", "timeout"], "description": "attention: the pane in the other keys needs someone; all: every pane does (panes); timeout: none did in time (error.kind timeout; pending holds each pane's state)."},
+        "tail": {"type": "array", "items": {"type": "string"}, "description": "The pane's last rows."},
+        "panes": {"type": "array", "items": pane_item, "description": "With all: every pane's report (on a timeout: those that got there)."},
+        "pending": {"type": "array", "items": {"type": "object", "properties": {"pane_id": {"type": "string"}, "state": {"type": "string"}}}, "description": "The other panes, and the state each is in."},
+        "elapsed_seconds": {"type": "number"},
+        "effective_timeout": {"type": "number"},
+    })));
+    let target_props = |extra: Value| {
+        let mut p = props(json!({
+            "pane_ids": nullable_list("Panes to watch (e.g. ['%1', '%4']). Or give session_name. Neither: every pane of the session this server runs in."),
+            "session_name": nullable("string", "A session whose every pane is watched, also panes made in it after the call began."),
+            "session": nullable("string", "Same as session_name."),
+            "socket_name": nullable("string", SOCKET_NAME),
+        }));
+        p.extend(props(extra));
+        p
+    };
+    match kind {
+        ToolKind::WaitForAttention => json!({
+            "name": "wait_for_attention",
+            "title": "Wait until a pane needs someone",
+            "description": "Wait, across many panes, until one of them needs someone, then say which and why. A pane needs someone when its shell is back at its prompt after a command (prompt, with the exit status where the shell reports it), when a program waits for an answer (asking: a [y/N] question, read, a password, a REPL or pager, a full-screen coding agent's question or its idle input box, with question holding the line it waits on), or when its program ended (exited); a bell counts too. Use it to supervise several agents or jobs at once instead of polling each pane.\n\nOnly changes after the call began count (now: true also returns a pane that is in such a state already). The first pane wins; all: true waits for every pane and returns them all in panes. until picks other states and events (working, prompt, asking, quiet, exited, bell). Text typed at a prompt and not submitted is never reported. It follows the panes' output as tmux streams it and asks the kernel who reads each terminal: no polling, and it answers within milliseconds.\n\nA timeout is a tool error (error.kind timeout) whose result still has pending: every pane's state.",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": target_props(json!({
+                    "until": nullable_list("States and events that end the wait: working, prompt, asking, quiet, exited, bell. Default: prompt, asking, exited, bell."),
+                    "all": {"type": "boolean", "default": false, "description": "Wait until every pane needs someone, and report them all."},
+                    "now": {"type": "boolean", "default": false, "description": "Also return a pane that is in such a state already."},
+                    "timeout": {"type": "number", "default": 30, "description": "Seconds to wait. Capped by TMUX_WAIT_MAX_SECONDS; effective_timeout reports the value enforced."},
+                    "timeout_s": {"type": "number", "description": "Same as timeout."},
+                })),
+            },
+            "outputSchema": output_schema(
+                "The pane that needs someone (or every pane, with all), and the others' states.",
+                result,
+                &["outcome", "pending", "elapsed_seconds", "effective_timeout"],
+            ),
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
+        }),
+        _ => json!({
+            "name": "pane_states",
+            "title": "What each pane waits for",
+            "description": "Each pane's state now (working, prompt, asking, quiet, exited), why, since when, the command in its foreground and the question it asks. One look, no waiting: to wait for a change, use wait_for_attention.",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": target_props(json!({})),
+            },
+            "outputSchema": output_schema(
+                "Every pane and its state.",
+                props(json!({"panes": {"type": "array", "items": pane_item}})),
+                &["panes"],
+            ),
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
         }),
     }
 }

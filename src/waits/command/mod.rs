@@ -67,7 +67,7 @@ const QUESTION_QUIET_MAX: Duration = Duration::from_secs(5);
 const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
 /// Interactive programs' prompts, matched against the unfinished last line
 /// (trailing spaces removed).
-const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
+pub(crate) const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
 
 /// What both subcommands share.
 #[derive(Debug, Clone)]

@@ -95,6 +95,27 @@ impl OuterClient {
         assert!(st.success());
     }
 
+    /// Press the prefix, then `key` once `inner` has taken the prefix: a
+    /// key that comes within `assume-paste-time` (1 ms) of the one before
+    /// is taken as pasted text, so the two sent at once would type the
+    /// key into the pane whenever a loaded server reads them together.
+    pub fn prefixed(&self, inner: &TestServer, key: &str) {
+        self.keys(&["C-b"]);
+        inner.wait_until(&inner.pane, "the prefix to be taken", || {
+            inner
+                .tmux(&[
+                    "display-message",
+                    "-p",
+                    "-c",
+                    &self.name,
+                    "#{client_prefix}",
+                ])
+                .trim()
+                == "1"
+        });
+        self.keys(&[key]);
+    }
+
     /// What the person's terminal shows.
     pub fn screen(&self) -> String {
         self.tmux()

@@ -74,6 +74,7 @@ fn inputs() -> Vec<String> {
         .filter(|f| {
             f.starts_with("src/")
                 || f.starts_with("benches/")
+                || f.starts_with("profiles/")
                 || f.starts_with("scripts/lib/shell-init.")
                 || matches!(
                     *f,

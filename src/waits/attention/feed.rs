@@ -1,0 +1,302 @@
+//! One pane's stream, read without a thread of its own: the hub's
+//! connection in non-blocking mode and a pidfd for the pane's process,
+//! both polled by the watcher's one loop with every other pane's.
+//!
+//! It reads the pane as the stream engine does (`engine::stream`): the
+//! same request and entry through the hub, the same line tracker, and the
+//! same looks at who reads the terminal before each chunk (so typed echo
+//! is told from output). What it leaves out is what attention does not
+//! need: history captures, cursors and the alignment of separate queries
+//! with the stream. A pane costs two descriptors and no thread.
+
+use crate::engine::probe::ReaderProbe;
+use crate::engine::shell::{self, Reads, line_editor_active, tty_width};
+use crate::engine::vt::{Entry, Hint, Item, LineTracker};
+use crate::error::{Error, Kind, Result};
+use crate::hub::{self, Decoder, EndReason, Frame, Request};
+use crate::tmux::{PaneInfo, PaneState, Socket};
+use std::io::Read as _;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// How often the pane's width is looked at while output flows.
+const WIDTH_EVERY: Duration = Duration::from_millis(100);
+/// While no shell reads a line, only chunks this small are worth asking
+/// the terminal about, at most this often (as the stream engine does).
+const SMALL_CHUNK: usize = 512;
+const LOOK_EVERY: Duration = Duration::from_millis(10);
+/// The most bytes taken from one pane per turn of the loop, so a flood in
+/// one pane does not starve the others.
+const TURN_BYTES: usize = 1 << 20;
+
+pub struct Feed {
+    pub pane: PaneInfo,
+    conn: UnixStream,
+    dec: Decoder,
+    tracker: LineTracker,
+    probe: ReaderProbe,
+    pidfd: Option<OwnedFd>,
+    width_checked: Instant,
+    look_next: bool,
+    look_owed: bool,
+    /// The last chunk was small and left a line open (a prompt, a
+    /// question): the program that wrote it is likely reading already.
+    ends_open: bool,
+    /// Line feeds the stream held (typed ones included).
+    newlines: u64,
+}
+
+/// What a turn of reading found.
+pub enum Read {
+    /// Bytes of output came (0: nothing yet).
+    Data(usize),
+    /// The stream ended: why, as the hub says.
+    Ended(EndReason),
+    /// The hub's connection broke.
+    Lost,
+}
+
+impl Feed {
+    /// Connect to the hub for `pane` and take its entry (blocking, up to
+    /// `deadline`); the stream starts here.
+    pub fn open(socket: &Socket, pane: &PaneInfo, deadline: Instant) -> Result<Feed> {
+        let req = Request {
+            hello: hub::HELLO.to_owned(),
+            pane: pane.pane_id.clone(),
+            extra: Vec::new(),
+            mark: None,
+        };
+        let mut conn = hub::connect(socket, &req, deadline)?;
+        let mut dec = Decoder::default();
+        let entry = hub::read_entry(&mut conn, &mut dec, deadline)?;
+        let mut pane = pane.clone();
+        let tracker = match entry {
+            hub::Entry::Fresh { replies } => {
+                let st = PaneState::parse(replies.first().map_or(&[][..], |r| &r[..]))?;
+                if st.pane_id != pane.pane_id {
+                    return Err(Error::new(
+                        Kind::NoPane,
+                        format!("pane {} was closed", pane.pane_id),
+                    ));
+                }
+                if st.dead {
+                    return Err(Error::new(
+                        Kind::PaneDied,
+                        format!("pane {} is dead (its program has exited)", pane.pane_id),
+                    ));
+                }
+                pane.pane_pid = st.pane_pid;
+                if !st.tty.is_empty() {
+                    pane.pane_tty = st.tty.clone();
+                }
+                let row = replies
+                    .get(1)
+                    .and_then(|rows| rows.get(st.cursor_y as usize))
+                    .map(|r| r.trim_end().to_owned())
+                    .unwrap_or_default();
+                LineTracker::new(&entry_for(
+                    &pane,
+                    st.width as usize,
+                    row,
+                    st.cursor_x,
+                    st.alternate_on,
+                ))
+            }
+            hub::Entry::Joined { line, alt, .. } => {
+                // The pane's pipe runs for other waits: go on from the
+                // join, on the line the hub kept (all of it old).
+                let width = tty_width(&pane.pane_tty).unwrap_or(80);
+                let e = entry_for(&pane, width, String::new(), 0, alt);
+                let mut t = LineTracker::new(&e);
+                t.feed(&line, Instant::now());
+                t.forget();
+                t.set_input(&e);
+                t
+            }
+            hub::Entry::Foreign => {
+                return Err(Error::new(
+                    Kind::PipeBusy,
+                    format!("another program pipes pane {}'s output", pane.pane_id),
+                ));
+            }
+            hub::Entry::Failed { kind, message } => {
+                return Err(Error::new(crate::engine::stream::kind_from(&kind), message));
+            }
+        };
+        crate::sys::set_nonblocking(conn.as_raw_fd())
+            .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
+        Ok(Feed {
+            probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
+            pidfd: pidfd(pane.pane_pid),
+            pane,
+            conn,
+            dec,
+            tracker,
+            width_checked: Instant::now(),
+            look_next: false,
+            look_owed: false,
+            ends_open: false,
+            newlines: 0,
+        })
+    }
+
+    pub fn conn_fd(&self) -> RawFd {
+        self.conn.as_raw_fd()
+    }
+
+    /// Readable once the pane's process exited (None: not watched so).
+    pub fn pid_fd(&self) -> Option<RawFd> {
+        self.pidfd.as_ref().map(AsRawFd::as_raw_fd)
+    }
+
+    /// Line feeds so far: a line ended (an answer, the program's output).
+    pub fn newlines(&self) -> u64 {
+        self.newlines
+    }
+
+    /// The last chunk was small and left its line open.
+    pub fn ends_open(&self) -> bool {
+        self.ends_open
+    }
+
+    /// The pidfd reported the exit: no need to poll it again.
+    pub fn exit_seen(&mut self) {
+        self.pidfd = None;
+    }
+
+    pub fn tracker(&self) -> &LineTracker {
+        &self.tracker
+    }
+
+    /// Lines and marks finished so far (the unfinished line stays).
+    pub fn items(&mut self) -> Vec<Item> {
+        self.tracker.take_items(false)
+    }
+
+    /// Take in what the hub sent, without blocking (at most a turn's
+    /// worth).
+    pub fn read(&mut self, buf: &mut [u8]) -> Read {
+        let mut got = 0;
+        loop {
+            loop {
+                match self.dec.next_frame() {
+                    Ok(Some(Frame::Data(d))) => {
+                        got += d.len();
+                        self.data(&d);
+                    }
+                    Ok(Some(Frame::End(why))) => return Read::Ended(why),
+                    Ok(Some(Frame::Entry(_))) | Err(_) => return Read::Lost,
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                }
+            }
+            if got >= TURN_BYTES {
+                return Read::Data(got);
+            }
+            match self.conn.read(buf) {
+                Ok(0) => return Read::Lost,
+                Ok(n) => self.dec.push(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Read::Data(got),
+                Err(_) => return Read::Lost,
+            }
+        }
+    }
+
+    /// A chunk of output, fed with what the terminal says of its reader
+    /// (see `engine::stream`, which does the same).
+    fn data(&mut self, d: &[u8]) {
+        let now = Instant::now();
+        if self.width_checked.elapsed() >= WIDTH_EVERY {
+            self.width_checked = now;
+            if let Some(w) = tty_width(&self.pane.pane_tty) {
+                self.tracker.set_width(w);
+            }
+        }
+        let reading = self.tracker.reading();
+        let hint = if reading {
+            let line_end = self.tracker.kernel_echo() && d.contains(&b'\n');
+            self.probe.hint_for(d, line_end)
+        } else if d.len() <= SMALL_CHUNK
+            && (self.look_next || self.probe.since_last().is_none_or(|x| x >= LOOK_EVERY))
+        {
+            self.probe.hint_for(d, false)
+        } else {
+            self.probe.shown(d);
+            self.look_owed = true;
+            Hint::default()
+        };
+        if reading || hint != Hint::default() {
+            self.look_owed = false;
+        }
+        self.look_next = reading;
+        self.ends_open = d.len() <= SMALL_CHUNK && !d.ends_with(b"\n");
+        self.newlines += memchr::memchr_iter(b'\n', d).count() as u64;
+        self.tracker.feed_hinted(d, now, hint);
+    }
+
+    /// When the tracker or the look owed after unlooked output needs a
+    /// turn with no output.
+    pub fn wake(&self) -> Option<Instant> {
+        let owed = self.look_owed.then(|| {
+            Instant::now()
+                + self
+                    .probe
+                    .since_last()
+                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d))
+        });
+        match (owed, self.tracker.held_until()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The turn `wake` asked for.
+    pub fn tick(&mut self) {
+        let now = Instant::now();
+        if self.look_owed && self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY) {
+            self.look_owed = false;
+            let hint = self.probe.hint_for(&[], false);
+            self.tracker.observe(now, hint);
+        }
+        if self.tracker.held_until().is_some_and(|t| t <= now) {
+            self.tracker.tick(now);
+        }
+    }
+}
+
+fn entry_for(pane: &PaneInfo, width: usize, row: String, cursor_x: u32, alt: bool) -> Entry {
+    let probe = ReaderProbe::new(pane.pane_pid, &pane.pane_tty);
+    Entry {
+        width,
+        row,
+        cursor_x: cursor_x as usize,
+        alternate_on: alt,
+        at_prompt: line_editor_active(pane.pane_pid, &pane.pane_tty),
+        kernel_echo: probe.first().kernel_echo == Some(true),
+        raw_reader: shell::reads(pane.pane_pid, &pane.pane_tty).0 == Reads::Keys,
+    }
+}
+
+/// A descriptor that becomes readable when process `pid` exits (Linux
+/// 5.3+); None elsewhere (the pane is then checked when its stream ends).
+fn pidfd(pid: u32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        let pid = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0)?;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return None;
+        }
+        use std::os::fd::FromRawFd;
+        // SAFETY: the descriptor was just opened and is owned here alone.
+        Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}

@@ -1,0 +1,811 @@
+//! One pane's state: what a look at its terminal means ([`judge`]), and
+//! when a new judgement is a change worth reporting ([`Machine`]). Pure:
+//! the looks are taken in `pane`.
+
+use super::profiles::{Profiles, Says};
+use crate::engine::shell::Reads;
+use regex::Regex;
+use serde::Serialize;
+use std::time::Duration;
+
+/// A pane's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// A command runs.
+    Working,
+    /// The shell is back at its prompt.
+    Prompt,
+    /// A program waits for the person: it reads a line or keys at the
+    /// terminal, or a full-screen agent shows a question.
+    Asking,
+    /// A command runs but wrote nothing for `--quiet-after`.
+    Quiet,
+    /// The pane's program ended, or the pane closed.
+    Exited,
+}
+
+impl State {
+    pub const ALL: [State; 5] = [
+        State::Working,
+        State::Prompt,
+        State::Asking,
+        State::Quiet,
+        State::Exited,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Working => "working",
+            State::Prompt => "prompt",
+            State::Asking => "asking",
+            State::Quiet => "quiet",
+            State::Exited => "exited",
+        }
+    }
+
+    /// The states that need someone.
+    pub fn needs_someone(self) -> bool {
+        matches!(self, State::Prompt | State::Asking | State::Exited)
+    }
+}
+
+/// What happened: a pane changed state, or an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum What {
+    State(State),
+    /// The pane's program rang the bell.
+    Bell,
+    /// A `--pattern` matched new output.
+    Text,
+}
+
+impl What {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            What::State(s) => s.as_str(),
+            What::Bell => "bell",
+            What::Text => "text",
+        }
+    }
+}
+
+/// The states and events a wait returns on (`--until`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Until(u8);
+
+impl Until {
+    fn bit(w: What) -> u8 {
+        match w {
+            What::State(State::Working) => 1,
+            What::State(State::Prompt) => 2,
+            What::State(State::Asking) => 4,
+            What::State(State::Quiet) => 8,
+            What::State(State::Exited) => 16,
+            What::Bell => 32,
+            What::Text => 64,
+        }
+    }
+
+    /// "Needs someone": prompt, asking, exited, bell.
+    pub fn needs_someone() -> Until {
+        Until(2 | 4 | 16 | 32)
+    }
+
+    /// Every state and event.
+    pub fn everything() -> Until {
+        Until(127)
+    }
+
+    pub fn with(self, w: What) -> Until {
+        Until(self.0 | Until::bit(w))
+    }
+
+    pub fn has(self, w: What) -> bool {
+        self.0 & Until::bit(w) != 0
+    }
+
+    /// `prompt,asking,...`: every word a state or an event.
+    pub fn parse(s: &str) -> Result<Until, String> {
+        let mut u = Until(0);
+        for word in s.split(',').map(str::trim) {
+            let w = match word {
+                "working" => What::State(State::Working),
+                "prompt" => What::State(State::Prompt),
+                "asking" => What::State(State::Asking),
+                "quiet" => What::State(State::Quiet),
+                "exited" => What::State(State::Exited),
+                "bell" => What::Bell,
+                "text" => What::Text,
+                _ => {
+                    return Err(format!(
+                        "--until: '{}' is not a state or event (working, prompt, asking, quiet, exited, bell, text)",
+                        word.escape_debug()
+                    ));
+                }
+            };
+            u = u.with(w);
+        }
+        Ok(u)
+    }
+}
+
+/// A pane's state as reported, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Status {
+    pub state: State,
+    /// Why, in a word: `running`, `command_finished`, `at_prompt`,
+    /// `reads_line`, `reads_password`, `repl_prompt`, `reads_keys`,
+    /// `agent_working`, `agent_question`, `agent_idle`, `no_output`,
+    /// `pane_dead`, `pane_closed`.
+    pub reason: &'static str,
+    /// The line the program waits on (asking).
+    pub question: Option<String>,
+    /// The program in the foreground (for prompt: the one that ran last).
+    pub command: Option<String>,
+    pub exit_status: Option<i32>,
+    /// The profile that recognised a full-screen agent.
+    pub agent: Option<String>,
+    /// When the pane entered this state (seconds since the epoch).
+    pub since: f64,
+}
+
+/// One report: a state change or an event, with the pane's status.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub what: What,
+    pub status: Status,
+    /// The line a `--pattern` matched (text).
+    pub line: Option<String>,
+}
+
+/// A pane looked at, at one moment.
+#[derive(Clone, Debug, Default)]
+pub struct Look {
+    pub reads: Option<Reads>,
+    /// The program reading the terminal, else the foreground's.
+    pub command: Option<String>,
+    /// The line under the cursor, without typed echo.
+    pub line: String,
+    /// That line holds output a program wrote (not only a shell's prompt
+    /// and typed echo): where the stream lags the kernel, a question the
+    /// kernel sees being read has not arrived yet when it does not.
+    pub line_new: bool,
+    pub alt: bool,
+    /// The stream says a shell's line editor reads (bracketed paste on).
+    pub editor_reading: bool,
+    /// How long the pane has written nothing.
+    pub still: Duration,
+    /// A profile's working text went by in the stream lately: its name.
+    pub busy: Option<String>,
+    /// Without `/proc`: the shell is in the foreground (tmux says).
+    pub shell_fg: Option<bool>,
+}
+
+/// What a look says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    Is(Found),
+    /// A program reads key by key and wrote lately: decide once it has
+    /// been still for `STILL`.
+    NotStill,
+    /// Look again once the pane has been still this long (a REPL's prompt
+    /// may come in pieces: `>` then `>> `).
+    Settle(Duration),
+    /// Decide from the screen.
+    NeedScreen,
+}
+
+/// A state found, before it is dated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    pub state: State,
+    pub reason: &'static str,
+    pub question: Option<String>,
+    pub command: Option<String>,
+    pub agent: Option<String>,
+}
+
+impl Found {
+    fn new(state: State, reason: &'static str, command: Option<String>) -> Found {
+        Found {
+            state,
+            reason,
+            question: None,
+            command,
+            agent: None,
+        }
+    }
+
+    fn asking(reason: &'static str, question: &str, command: Option<String>) -> Found {
+        let q = super::profiles::clean_row(question);
+        Found {
+            question: (!q.is_empty()).then_some(q),
+            ..Found::new(State::Asking, reason, command)
+        }
+    }
+}
+
+/// A REPL's prompt counts once the pane has been still this long: it may
+/// be written in pieces.
+pub const PROMPT_SETTLE: Duration = Duration::from_millis(15);
+
+/// Shells: a nested one (or one started by `ssh`) at its prompt reads key
+/// by key like any program; it is at a prompt.
+/// Programs that are a terminal to another machine's shell: there the
+/// stream's prompt marks (bracketed paste on) are that shell's prompt.
+const REMOTE: [&str; 7] = [
+    "ssh",
+    "mosh-client",
+    "telnet",
+    "et",
+    "docker",
+    "podman",
+    "kubectl",
+];
+
+const SHELLS: [&str; 14] = [
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "busybox", "fish", "tcsh", "csh",
+    "nu", "xonsh",
+];
+
+/// What `look` says, with the still screen's rows when asked for.
+pub fn judge(
+    look: &Look,
+    screen: Option<&[String]>,
+    profiles: &Profiles,
+    prompt_re: &Regex,
+    still_for: Duration,
+) -> Verdict {
+    let cmd = look.command.clone();
+    match look.reads {
+        Some(Reads::Prompt) => Verdict::Is(Found::new(State::Prompt, "at_prompt", None)),
+        Some(Reads::Line { hidden }) => {
+            let reason = if hidden {
+                "reads_password"
+            } else {
+                "reads_line"
+            };
+            let q = if look.line.trim().is_empty() {
+                screen.and_then(last_row).unwrap_or_default()
+            } else {
+                look.line.clone()
+            };
+            Verdict::Is(Found::asking(reason, &q, cmd))
+        }
+        Some(Reads::Keys) => {
+            // A nested shell, or one at the end of an ssh, at its prompt:
+            // its line editor says so in the stream (a program that only
+            // has a shell's name, a script starting up, does not).
+            let shell = cmd
+                .as_deref()
+                .is_some_and(|c| SHELLS.contains(&c) || REMOTE.contains(&c));
+            if shell && look.editor_reading && !look.alt {
+                return Verdict::Is(Found::new(State::Prompt, "at_prompt", None));
+            }
+            if let Some(agent) = &look.busy {
+                return Verdict::Is(Found {
+                    agent: Some(agent.clone()),
+                    ..Found::new(State::Working, "agent_working", cmd)
+                });
+            }
+            let line = look.line.trim_end();
+            if !look.alt && !line.trim().is_empty() && prompt_re.is_match(line.trim()) {
+                if look.still < PROMPT_SETTLE {
+                    return Verdict::Settle(PROMPT_SETTLE);
+                }
+                return Verdict::Is(Found::asking("repl_prompt", line, cmd));
+            }
+            if look.still < still_for {
+                return Verdict::NotStill;
+            }
+            let Some(rows) = screen else {
+                return Verdict::NeedScreen;
+            };
+            Verdict::Is(from_screen(rows, cmd, profiles))
+        }
+        Some(Reads::Nothing) => Verdict::Is(Found::new(State::Working, "running", cmd)),
+        // No /proc: what tmux and the stream say.
+        Some(Reads::Unknown) | None => {
+            if look.shell_fg == Some(true) {
+                Verdict::Is(Found::new(State::Prompt, "at_prompt", None))
+            } else if !look.line.trim().is_empty() && prompt_re.is_match(look.line.trim()) {
+                Verdict::Is(Found::asking("repl_prompt", &look.line, cmd))
+            } else {
+                Verdict::Is(Found::new(State::Working, "running", cmd))
+            }
+        }
+    }
+}
+
+/// A still key-by-key reader's screen: what a profile says, else a
+/// program that waits for keys (a pager, an editor, a menu).
+fn from_screen(rows: &[String], cmd: Option<String>, profiles: &Profiles) -> Found {
+    match profiles.judge(cmd.as_deref(), rows) {
+        Some((p, Says::Working)) => Found {
+            agent: Some(p.name.clone()),
+            ..Found::new(State::Working, "agent_working", cmd)
+        },
+        Some((p, Says::Asking(q))) => Found {
+            agent: Some(p.name.clone()),
+            ..Found::asking("agent_question", &q, cmd)
+        },
+        Some((p, Says::Idle(q))) => Found {
+            agent: Some(p.name.clone()),
+            ..Found::asking("agent_idle", &q, cmd)
+        },
+        None => Found::asking("reads_keys", &last_row(rows).unwrap_or_default(), cmd),
+    }
+}
+
+fn last_row(rows: &[String]) -> Option<String> {
+    rows.iter()
+        .rev()
+        .map(|r| r.trim())
+        .find(|r| !r.is_empty())
+        .map(str::to_owned)
+}
+
+/// Where the stream stood when a status was set: what tells a new prompt
+/// or a new question from the same one looked at again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Epoch {
+    /// Prompts the shell marked (bracketed paste, OSC 133).
+    pub prompts: u32,
+    /// Characters programs wrote (echo left out).
+    pub written: u64,
+    /// Lines ended (an answer typed, a program's output).
+    pub lines: u64,
+}
+
+/// A pane's state over time.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub status: Status,
+    epoch: Epoch,
+    /// The shell marks its prompts: a new one is a prompt count going up
+    /// (else, without marks, new output before the prompt).
+    marks: bool,
+    /// The program last seen running, for the prompt that follows it.
+    last_command: Option<String>,
+    /// An exit status the stream gave (OSC 133 D, `run`'s end) for the
+    /// next prompt.
+    pending_status: Option<i32>,
+    /// The prompt now was seen by the kernel before the shell's mark for
+    /// it arrived: the next mark is this prompt's, not a new one.
+    unmarked_prompt: bool,
+}
+
+impl Machine {
+    /// `marks`: the pane's shell marks its prompts (a line editor's
+    /// bracketed paste); a plain shell (dash) does not.
+    pub fn new(found: Found, epoch: Epoch, now: f64, marks: bool) -> Machine {
+        Machine {
+            status: dated(found, None, now),
+            epoch,
+            marks,
+            last_command: None,
+            pending_status: None,
+            unmarked_prompt: false,
+        }
+    }
+
+    /// The stream gave a command's exit status (its prompt follows).
+    pub fn exit_status(&mut self, status: Option<i32>) {
+        if status.is_some() {
+            self.pending_status = status;
+        }
+    }
+
+    /// A new look: the change it makes, if any.
+    pub fn apply(&mut self, found: Found, epoch: Epoch, now: f64) -> Option<Change> {
+        if epoch.prompts > self.epoch.prompts {
+            self.marks = true;
+        }
+        let cur = &self.status;
+        if matches!(found.state, State::Working | State::Asking) && found.command.is_some() {
+            self.last_command.clone_from(&found.command);
+        }
+        let new = match (cur.state, found.state) {
+            (a, b) if a != b => true,
+            // The mark of the prompt seen already: one absorbed.
+            (State::Prompt, State::Prompt)
+                if self.unmarked_prompt && epoch.prompts > self.epoch.prompts =>
+            {
+                self.unmarked_prompt = false;
+                let again = epoch.prompts > self.epoch.prompts + 1;
+                self.epoch.prompts += 1;
+                again
+            }
+            (State::Prompt, State::Prompt) if self.unmarked_prompt => false,
+            (State::Prompt, State::Prompt) => {
+                epoch.prompts > self.epoch.prompts
+                    || (!self.marks && epoch.written > self.epoch.written)
+            }
+            (State::Asking, State::Asking) => {
+                let differs = cur.reason != found.reason
+                    || cur.question != found.question
+                    || cur.command != found.command
+                    || cur.agent != found.agent;
+                // A program that reads a line (or a REPL) and wrote since:
+                // it took the answer and asks again.
+                let again = matches!(
+                    found.reason,
+                    "reads_line" | "reads_password" | "repl_prompt"
+                ) && epoch.written > self.epoch.written;
+                differs || again
+            }
+            // Working: the command's name changing is no news, but the
+            // status says the one running now (the shell ran a builtin
+            // first, then forked `sleep`).
+            (State::Working, State::Working) => {
+                if found.command.is_some() && found.reason == cur.reason {
+                    self.status.command.clone_from(&found.command);
+                }
+                false
+            }
+            _ => false,
+        };
+        if !new {
+            return None;
+        }
+        self.set(found, epoch, now)
+    }
+
+    /// A prompt found now has not been marked by the stream yet: the shell
+    /// marks its prompts and none came since this state began (so its
+    /// mark, and the exit status before it, are still on their way).
+    pub fn awaits_mark(&self, epoch: Epoch) -> bool {
+        self.marks
+            && matches!(
+                self.status.state,
+                State::Working | State::Quiet | State::Asking
+            )
+            && epoch.prompts <= self.epoch.prompts
+    }
+
+    /// A key-by-key reader seen asking (a REPL, a pager, an agent), now
+    /// found awake with nothing written and no line ended since: it is
+    /// taking a key it was sent, not at work (yet).
+    pub fn taking_a_key(&self, found: &Found, epoch: Epoch) -> bool {
+        self.status.state == State::Asking
+            && matches!(
+                self.status.reason,
+                "repl_prompt" | "reads_keys" | "agent_question" | "agent_idle"
+            )
+            && found.state == State::Working
+            && found.reason == "running"
+            && found.command == self.status.command
+            && epoch.written == self.epoch.written
+            && epoch.lines == self.epoch.lines
+    }
+
+    /// A running command wrote nothing for the quiet time.
+    pub fn quiet(&mut self, epoch: Epoch, now: f64) -> Option<Change> {
+        if self.status.state != State::Working {
+            return None;
+        }
+        let f = Found::new(State::Quiet, "no_output", self.status.command.clone());
+        self.set(f, epoch, now)
+    }
+
+    /// The pane's program ended (`dead`), or the pane closed.
+    pub fn exited(&mut self, dead: bool, exit_status: Option<i32>, now: f64) -> Option<Change> {
+        if self.status.state == State::Exited {
+            return None;
+        }
+        let reason = if dead { "pane_dead" } else { "pane_closed" };
+        // The program that was running when it ended, if one was.
+        let running = matches!(self.status.state, State::Working | State::Quiet);
+        let f = Found::new(
+            State::Exited,
+            reason,
+            self.status.command.clone().filter(|_| running),
+        );
+        self.status = dated(f, exit_status, now);
+        Some(self.change(What::State(State::Exited)))
+    }
+
+    /// An event (bell, text) with the pane's status as it stands.
+    pub fn event(&self, what: What, line: Option<String>) -> Change {
+        Change {
+            what,
+            status: self.status.clone(),
+            line,
+        }
+    }
+
+    fn set(&mut self, found: Found, epoch: Epoch, now: f64) -> Option<Change> {
+        let mut exit = None;
+        let mut found = found;
+        if found.state == State::Prompt {
+            // Back at the prompt after the call began: a command ended.
+            exit = self.pending_status.take();
+            found.reason = "command_finished";
+            found.command = self.last_command.clone();
+            self.unmarked_prompt = self.marks && epoch.prompts <= self.epoch.prompts;
+        }
+        self.status = dated(found, exit, now);
+        self.epoch = epoch;
+        Some(self.change(What::State(self.status.state)))
+    }
+
+    fn change(&self, what: What) -> Change {
+        Change {
+            what,
+            status: self.status.clone(),
+            line: None,
+        }
+    }
+}
+
+fn dated(f: Found, exit_status: Option<i32>, now: f64) -> Status {
+    Status {
+        state: f.state,
+        reason: f.reason,
+        question: f.question,
+        command: f.command,
+        exit_status,
+        agent: f.agent,
+        since: now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re() -> Regex {
+        Regex::new(crate::waits::command::DEFAULT_PROMPTS).unwrap()
+    }
+
+    fn look(reads: Reads, line: &str, command: &str) -> Look {
+        Look {
+            reads: Some(reads),
+            command: Some(command.into()),
+            line: line.into(),
+            still: Duration::from_secs(1),
+            ..Look::default()
+        }
+    }
+
+    fn found(v: Verdict) -> Found {
+        match v {
+            Verdict::Is(f) => f,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    const STILL: Duration = Duration::from_millis(500);
+
+    #[test]
+    fn what_a_look_says() {
+        let p = Profiles::shipped();
+        let j = |l: &Look, s: Option<&[String]>| judge(l, s, &p, &re(), STILL);
+        let f = found(j(
+            &look(Reads::Line { hidden: false }, "Proceed? [y/N]", "python3"),
+            None,
+        ));
+        assert_eq!(
+            (f.state, f.reason, f.question.as_deref()),
+            (State::Asking, "reads_line", Some("Proceed? [y/N]"))
+        );
+        let f = found(j(
+            &look(Reads::Line { hidden: true }, "Password:", "sudo"),
+            None,
+        ));
+        assert_eq!(f.reason, "reads_password");
+        let f = found(j(&look(Reads::Keys, ">>>", "python3"), None));
+        assert_eq!((f.state, f.reason), (State::Asking, "repl_prompt"));
+        let mut piece = look(Reads::Keys, ">", "python3");
+        piece.still = Duration::from_millis(2);
+        assert_eq!(j(&piece, None), Verdict::Settle(PROMPT_SETTLE));
+        // A nested shell's line editor is a prompt, not a question; a
+        // process that only has a shell's name is not.
+        let mut nested = look(Reads::Keys, "$", "bash");
+        nested.editor_reading = true;
+        assert_eq!(found(j(&nested, None)).state, State::Prompt);
+        let mut script = look(Reads::Keys, "", "bash");
+        script.still = Duration::ZERO;
+        assert_eq!(j(&script, None), Verdict::NotStill);
+        // Key by key, not at a REPL prompt: wait for stillness, then the
+        // screen decides.
+        let mut l = look(Reads::Keys, "", "less");
+        l.still = Duration::from_millis(100);
+        assert_eq!(j(&l, None), Verdict::NotStill);
+        l.still = STILL;
+        assert_eq!(j(&l, None), Verdict::NeedScreen);
+        let rows: Vec<String> = vec!["line 1".into(), ":".into(), "".into()];
+        let f = found(j(&l, Some(&rows)));
+        assert_eq!((f.reason, f.question.as_deref()), ("reads_keys", Some(":")));
+        let f = found(j(&look(Reads::Nothing, "", "sleep"), None));
+        assert_eq!(
+            (f.state, f.command.as_deref()),
+            (State::Working, Some("sleep"))
+        );
+        // An agent's busy text in the stream: working, still or not.
+        let mut l = look(Reads::Keys, "", "node");
+        l.busy = Some("claude-code".into());
+        l.still = Duration::ZERO;
+        assert_eq!(found(j(&l, None)).reason, "agent_working");
+    }
+
+    fn epoch(prompts: u32, written: u64) -> Epoch {
+        Epoch {
+            prompts,
+            written,
+            lines: written / 10,
+        }
+    }
+
+    fn asking(q: &str) -> Found {
+        Found::asking("reads_line", q, Some("python3".into()))
+    }
+
+    /// A prompt the kernel sees after a command waits for its mark when
+    /// the shell marks its prompts; the command's name follows what runs.
+    #[test]
+    fn a_prompt_without_its_mark_yet_and_the_command_running_now() {
+        let bash = Found::new(State::Working, "running", Some("bash".into()));
+        let mut m = Machine::new(
+            Found::new(State::Prompt, "at_prompt", None),
+            epoch(1, 0),
+            1.0,
+            true,
+        );
+        assert!(!m.awaits_mark(epoch(1, 0)), "at the prompt already");
+        assert!(m.apply(bash, epoch(1, 0), 2.0).is_some());
+        assert!(m.awaits_mark(epoch(1, 5)));
+        assert!(!m.awaits_mark(epoch(2, 5)), "the mark came");
+        let sleep = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(m.apply(sleep, epoch(1, 5), 3.0).is_none(), "no news");
+        assert_eq!(m.status.command.as_deref(), Some("sleep"));
+        let c = m.quiet(epoch(1, 5), 4.0).unwrap();
+        assert_eq!(c.status.command.as_deref(), Some("sleep"));
+        let dash = Machine::new(
+            Found::new(State::Working, "running", None),
+            epoch(0, 0),
+            1.0,
+            false,
+        );
+        assert!(!dash.awaits_mark(epoch(0, 0)), "dash marks nothing");
+    }
+
+    /// A REPL awake for a typed key is not at work; once it wrote or a
+    /// line ended, or for another program, it is.
+    #[test]
+    fn a_key_reader_taking_a_key_is_still_asking() {
+        let repl = Found::asking("repl_prompt", ">>>", Some("python3".into()));
+        let m = Machine::new(repl, epoch(0, 10), 1.0, true);
+        let awake = Found::new(State::Working, "running", Some("python3".into()));
+        assert!(m.taking_a_key(&awake, epoch(0, 10)));
+        assert!(!m.taking_a_key(&awake, epoch(0, 12)), "it wrote");
+        let enter = Epoch {
+            lines: 2,
+            ..epoch(0, 10)
+        };
+        assert!(!m.taking_a_key(&awake, enter), "a line ended");
+        let sleep = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(!m.taking_a_key(&sleep, epoch(0, 10)));
+        let m = Machine::new(asking("Name?"), epoch(0, 10), 1.0, true);
+        assert!(!m.taking_a_key(&awake, epoch(0, 10)), "a line reader");
+    }
+
+    #[test]
+    fn the_same_state_looked_at_again_is_no_change() {
+        let mut m = Machine::new(
+            Found::new(State::Prompt, "at_prompt", None),
+            epoch(1, 10),
+            0.0,
+            true,
+        );
+        // Typed text at the prompt: no output, no prompt: nothing.
+        assert!(
+            m.apply(
+                Found::new(State::Prompt, "at_prompt", None),
+                epoch(1, 10),
+                1.0
+            )
+            .is_none()
+        );
+        let c = m
+            .apply(
+                Found::new(State::Working, "running", Some("make".into())),
+                epoch(1, 20),
+                2.0,
+            )
+            .unwrap();
+        assert_eq!(c.what, What::State(State::Working));
+        m.exit_status(Some(2));
+        let back = Found::new(State::Prompt, "at_prompt", None);
+        let c = m.apply(back.clone(), epoch(2, 30), 3.0).unwrap();
+        assert_eq!(
+            (
+                c.status.state,
+                c.status.reason,
+                c.status.exit_status,
+                c.status.command.as_deref()
+            ),
+            (State::Prompt, "command_finished", Some(2), Some("make"))
+        );
+        // The probe after it agrees: no second report.
+        assert!(m.apply(back.clone(), epoch(2, 30), 3.1).is_none());
+        // A command too quick to be seen running: the prompt count says.
+        assert!(m.apply(back.clone(), epoch(3, 31), 4.0).is_some());
+        // The kernel sees the prompt before its mark arrives: the mark is
+        // that prompt's, not another.
+        let running = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(m.apply(running.clone(), epoch(3, 40), 5.0).is_some());
+        assert!(m.apply(back.clone(), epoch(3, 41), 6.0).is_some());
+        assert!(m.apply(back.clone(), epoch(4, 45), 6.1).is_none());
+        assert!(m.apply(back.clone(), epoch(5, 50), 7.0).is_some());
+        // A shell that marks no prompts (dash): new output before it.
+        let mut m = Machine::new(back.clone(), epoch(0, 10), 0.0, false);
+        assert!(m.apply(back.clone(), epoch(0, 10), 1.0).is_none());
+        assert!(m.apply(back, epoch(0, 25), 2.0).is_some());
+    }
+
+    #[test]
+    fn a_question_asked_again_is_a_change_the_same_one_is_not() {
+        let mut m = Machine::new(
+            Found::new(State::Working, "running", None),
+            epoch(0, 0),
+            0.0,
+            true,
+        );
+        assert!(
+            m.apply(asking("Proceed? [y/N]"), epoch(0, 15), 1.0)
+                .is_some()
+        );
+        assert!(
+            m.apply(asking("Proceed? [y/N]"), epoch(0, 15), 2.0)
+                .is_none()
+        );
+        // Answered, and asked again: new output before the same question.
+        assert!(
+            m.apply(asking("Proceed? [y/N]"), epoch(0, 30), 3.0)
+                .is_some()
+        );
+        // A pager redrawing shows the same question: no change.
+        let keys = |q: &str| Found::asking("reads_keys", q, Some("less".into()));
+        assert!(m.apply(keys(":"), epoch(0, 40), 4.0).is_some());
+        assert!(m.apply(keys(":"), epoch(0, 90), 5.0).is_none());
+        assert!(m.apply(keys("(END)"), epoch(0, 99), 6.0).is_some());
+    }
+
+    #[test]
+    fn quiet_and_exited() {
+        let mut m = Machine::new(
+            Found::new(State::Working, "running", Some("sleep".into())),
+            epoch(0, 0),
+            0.0,
+            true,
+        );
+        let c = m.quiet(epoch(0, 0), 30.0).unwrap();
+        assert_eq!(
+            (c.status.state, c.status.command.as_deref()),
+            (State::Quiet, Some("sleep"))
+        );
+        assert!(m.quiet(epoch(0, 0), 31.0).is_none());
+        let c = m.exited(true, Some(3), 40.0).unwrap();
+        assert_eq!(
+            (c.status.reason, c.status.exit_status),
+            ("pane_dead", Some(3))
+        );
+        assert!(m.exited(false, None, 41.0).is_none());
+    }
+
+    #[test]
+    fn until_words() {
+        let u = Until::parse("prompt, bell").unwrap();
+        assert!(u.has(What::State(State::Prompt)) && u.has(What::Bell));
+        assert!(!u.has(What::State(State::Asking)));
+        assert!(Until::parse("asking,nope").unwrap_err().contains("'nope'"));
+        assert!(Until::parse("").is_err());
+        let d = Until::needs_someone();
+        for s in State::ALL {
+            assert_eq!(d.has(What::State(s)), s.needs_someone(), "{s:?}");
+        }
+    }
+}

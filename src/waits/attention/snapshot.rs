@@ -1,0 +1,158 @@
+//! `tmux-wait panes`: each pane's state now, from one look at its
+//! terminal and screen (no stream, no waiting). `since` is as close as a
+//! single look can tell: a running command's start, else the terminal's
+//! last write, which the kernel keeps to 8 seconds.
+
+use super::machine::{Found, Look, State, Status, Verdict, judge};
+use super::pane::{STILL, last_write_age, now_secs};
+use super::report::{PaneReport, PanesResult};
+use super::targets;
+use super::{PanesRequest, Profiles};
+use crate::engine::shell::{self, Reads};
+use crate::error::Result;
+use crate::tmux::Socket;
+use regex::Regex;
+
+/// Looks at the screen (2 ms apart) while a line is read and the cursor's
+/// line is still empty.
+const LAG_TRIES: u32 = 5;
+
+const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}";
+
+pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
+    let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
+    let rows = targets::select(&targets::list(&req.socket)?, &scopes);
+    let re = Regex::new(crate::waits::command::DEFAULT_PROMPTS).expect("the prompts are valid");
+    let mut out = Vec::new();
+    for r in rows {
+        let s = look(&req.socket, &r, req, &re);
+        out.push(PaneReport::of_status(
+            &r.pane_id,
+            &r.session_name,
+            r.window_index,
+            &s,
+        ));
+    }
+    Ok(PanesResult { panes: out })
+}
+
+fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> Status {
+    let now = now_secs();
+    let t = &r.pane_id;
+    let s = |a: &str| a.to_owned();
+    // The kernel first, then the screen: a question is written before it
+    // is read, so once a read is seen its question is on its way to tmux.
+    let mut l = Look {
+        still: std::time::Duration::MAX,
+        ..Look::default()
+    };
+    if shell::proc_available() && !r.dead {
+        let (reads, reader) = shell::reads(r.pane_pid, &r.tty);
+        l.reads = Some(reads);
+        l.command = match reads {
+            Reads::Prompt => None,
+            Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
+            _ => shell::foreground_command(r.pane_pid).or_else(|| shell::program_name(r.pane_pid)),
+        };
+    }
+    let ask = || {
+        socket
+            .batch(&[
+                vec![s("display-message"), s("-p"), s("-t"), t.clone(), s(FORMAT)],
+                vec![s("capture-pane"), s("-p"), s("-t"), t.clone()],
+            ])
+            .unwrap_or_default()
+    };
+    let mut replies = ask();
+    let cursor_row = |replies: &[Vec<String>]| -> String {
+        let info = replies
+            .first()
+            .and_then(|l| l.first())
+            .cloned()
+            .unwrap_or_default();
+        let y: usize = info
+            .split('\t')
+            .nth(1)
+            .and_then(|y| y.parse().ok())
+            .unwrap_or(0);
+        replies
+            .get(1)
+            .and_then(|rows| rows.get(y))
+            .map(|l| l.trim_end().to_owned())
+            .unwrap_or_default()
+    };
+    // A line read with nothing on the cursor's line yet: tmux may not have
+    // drawn the question; look again a few times (2 ms apart).
+    for _ in 0..LAG_TRIES {
+        if !matches!(l.reads, Some(Reads::Line { .. })) || !cursor_row(&replies).is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        replies = ask();
+    }
+    let info = replies
+        .first()
+        .and_then(|l| l.first())
+        .cloned()
+        .unwrap_or_default();
+    let f: Vec<&str> = info.split('\t').collect();
+    let field = |i: usize| f.get(i).copied().unwrap_or("");
+    let screen = replies.get(1).cloned().unwrap_or_default();
+    let status = |found: Found, exit_status, since| Status {
+        state: found.state,
+        reason: found.reason,
+        question: found.question,
+        command: found.command,
+        exit_status,
+        agent: found.agent,
+        since,
+    };
+    let written = last_write_age(&r.tty).map_or(now, |a| now - a.as_secs_f64());
+    if r.dead || f.first() != Some(&t.as_str()) {
+        let f = Found {
+            state: State::Exited,
+            reason: if r.dead { "pane_dead" } else { "pane_closed" },
+            question: None,
+            command: None,
+            agent: None,
+        };
+        return status(f, field(4).parse().ok(), written);
+    }
+    l.line = cursor_row(&replies);
+    l.alt = field(2) == "1";
+    if !shell::proc_available() {
+        let shell_name = shell::program_name(r.pane_pid).unwrap_or_default();
+        l.shell_fg = Some(field(3) == shell_name);
+        l.command = Some(field(3).to_owned()).filter(|c| !c.is_empty());
+    }
+    let p: &Profiles = &req.profiles;
+    let found = match judge(&l, Some(&screen), p, re, STILL) {
+        Verdict::Is(f) => f,
+        _ => Found {
+            state: State::Asking,
+            reason: "reads_keys",
+            question: None,
+            command: l.command.clone(),
+            agent: None,
+        },
+    };
+    match found.state {
+        State::Working => {
+            let quiet = last_write_age(&r.tty).is_some_and(|a| a >= req.quiet_after);
+            let started = shell::foreground_age(r.pane_pid).map(|a| now - a.as_secs_f64());
+            if quiet && found.reason == "running" {
+                let since = written + req.quiet_after.as_secs_f64();
+                let f = Found {
+                    state: State::Quiet,
+                    reason: "no_output",
+                    ..found
+                };
+                status(f, None, since.min(now))
+            } else {
+                status(found, None, started.unwrap_or(written))
+            }
+        }
+        State::Prompt => status(found, field(5).parse().ok(), written),
+        _ => status(found, None, written),
+    }
+}

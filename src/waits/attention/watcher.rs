@@ -1,0 +1,651 @@
+//! Many panes at once, on one thread: every pane's stream connection and
+//! pidfd in one `ppoll`, with the earliest of their timers as its
+//! timeout, so a still pane costs nothing at all. Streams are opened by a
+//! few helper threads (each open waits for the hub and tmux), and new
+//! panes of the watched windows and sessions are picked up as they appear
+//! (a new terminal device in `/dev/pts` is the kernel's word that a pane
+//! may have been made). `any` decides from the events when to return; the
+//! plugin keeps marks from the same events (`plugin`).
+
+use super::feed::Feed;
+use super::machine::{Change, Status, What};
+use super::pane::{Ctx, Out, PaneWatch, Source};
+use super::report::{AnyResult, PaneReport, Pending};
+use super::targets::{self, Row, Scope};
+use super::{AnyRequest, Profiles};
+use crate::error::{Error, Kind, Result};
+use crate::matcher::PatternList;
+use crate::report::{bound_lines, seconds};
+use crate::tmux::{PaneInfo, Socket, Version};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Threads that open streams at most (each open waits for the hub's tmux
+/// command).
+const OPENERS: usize = 16;
+
+/// One pane of the watch.
+pub struct Entry {
+    pub row: Row,
+    pub pane: PaneWatch,
+    /// Its watch ended: the pane exited or closed.
+    pub gone: bool,
+    /// Came after the watch began (a new pane of a watched session).
+    pub late: bool,
+    armed: bool,
+    /// Which open of the pane's stream is awaited (a late answer to an
+    /// earlier one is dropped).
+    opening: u64,
+}
+
+impl Entry {
+    pub fn status(&self) -> Option<&Status> {
+        self.pane.status()
+    }
+}
+
+/// What the watch saw next.
+#[derive(Debug)]
+pub enum Event {
+    Armed(usize),
+    /// Every pane there at the start is watched.
+    AllArmed,
+    Change(usize, Change),
+    Gone(usize),
+}
+
+/// What other threads tell the loop.
+enum Msg {
+    Opened {
+        pane: String,
+        opening: u64,
+        result: Result<Box<Feed>>,
+    },
+    Rescan,
+    Signal(i32),
+}
+
+struct Job {
+    pane: PaneInfo,
+    opening: u64,
+}
+
+/// Wakes the loop from another thread.
+#[derive(Clone)]
+struct Waker {
+    tx: Sender<Msg>,
+    pipe: Arc<UnixStream>,
+}
+
+impl Waker {
+    fn send(&self, m: Msg) -> bool {
+        let ok = self.tx.send(m).is_ok();
+        let _ = (&*self.pipe).write(&[1]);
+        ok
+    }
+}
+
+pub struct Watch {
+    socket: Socket,
+    scopes: Vec<Scope>,
+    version: Version,
+    ctx: Ctx,
+    pub entries: Vec<Entry>,
+    unarmed: usize,
+    queue: VecDeque<Event>,
+    rx: Receiver<Msg>,
+    wake_end: UnixStream,
+    openers: Openers,
+    buf: Vec<u8>,
+}
+
+/// The threads that open streams: up to `OPENERS` while there are streams
+/// to open, none once they have been idle for a second.
+struct Openers {
+    jobs: Sender<Job>,
+    rx: Arc<Mutex<Receiver<Job>>>,
+    live: Arc<AtomicUsize>,
+    waker: Waker,
+    socket: Socket,
+}
+
+impl Openers {
+    fn open(&self, job: Job) {
+        let _ = self.jobs.send(job);
+        // (Counted after the send: an opener that gave up meanwhile has
+        // counted itself out, and one more is started.)
+        if self.live.load(Ordering::SeqCst) >= OPENERS {
+            return;
+        }
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let (rx, live, waker, socket) = (
+            self.rx.clone(),
+            self.live.clone(),
+            self.waker.clone(),
+            self.socket.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("attention-open".into())
+            .spawn(move || {
+                loop {
+                    let job = {
+                        let Ok(rx) = rx.lock() else { return };
+                        match rx.recv_timeout(Duration::from_secs(1)) {
+                            Ok(job) => job,
+                            Err(_) => {
+                                // Counted out while holding the queue.
+                                live.fetch_sub(1, Ordering::SeqCst);
+                                return;
+                            }
+                        }
+                    };
+                    let deadline = Instant::now() + Duration::from_secs(10);
+                    let result = Feed::open(&socket, &job.pane, deadline).map(Box::new);
+                    let m = Msg::Opened {
+                        pane: job.pane.pane_id.clone(),
+                        opening: job.opening,
+                        result,
+                    };
+                    if !waker.send(m) {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            self.live.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Watch {
+    /// Start watching every pane `scopes` cover.
+    pub fn start(
+        socket: &Socket,
+        scopes: Vec<Scope>,
+        quiet_after: Duration,
+        patterns: PatternList,
+        profiles: Profiles,
+    ) -> Result<Watch> {
+        crate::sys::fds::raise();
+        let rows = targets::select(&targets::list(socket)?, &scopes);
+        if rows.is_empty() {
+            return Err(Error::new(Kind::NoPane, "the targets hold no pane"));
+        }
+        let version = socket.version().unwrap_or(Version(3, 2));
+        let (tx, rx) = channel();
+        let (wake_end, pipe) =
+            UnixStream::pair().map_err(|e| Error::io("cannot make a pipe", e))?;
+        crate::sys::set_nonblocking(wake_end.as_raw_fd())
+            .map_err(|e| Error::io("cannot make a pipe", e))?;
+        crate::sys::set_nonblocking(pipe.as_raw_fd())
+            .map_err(|e| Error::io("cannot make a pipe", e))?;
+        let waker = Waker {
+            tx,
+            pipe: Arc::new(pipe),
+        };
+        {
+            let w = waker.clone();
+            crate::signals::route_to(move |sig| {
+                w.send(Msg::Signal(sig));
+            });
+        }
+        let (jobs, job_rx) = channel::<Job>();
+        let openers = Openers {
+            jobs,
+            rx: Arc::new(Mutex::new(job_rx)),
+            live: Arc::new(AtomicUsize::new(0)),
+            waker: waker.clone(),
+            socket: socket.clone(),
+        };
+        if scopes.iter().any(|s| !matches!(s, Scope::Pane(_))) {
+            watch_new_terminals(waker);
+        }
+        let mut w = Watch {
+            socket: socket.clone(),
+            scopes,
+            version,
+            ctx: Ctx::new(socket.clone(), quiet_after, patterns, profiles),
+            entries: Vec::new(),
+            unarmed: rows.len(),
+            queue: VecDeque::new(),
+            rx,
+            wake_end,
+            openers,
+            buf: vec![0u8; 256 * 1024],
+        };
+        for r in rows {
+            w.add(r, false);
+        }
+        Ok(w)
+    }
+
+    fn add(&mut self, row: Row, late: bool) {
+        let info = row.info(self.version);
+        let e = Entry {
+            pane: PaneWatch::new(info),
+            row,
+            gone: false,
+            late,
+            armed: false,
+            opening: 0,
+        };
+        let i = match self
+            .entries
+            .iter()
+            .position(|x| x.row.pane_id == e.row.pane_id)
+        {
+            Some(i) => {
+                self.entries[i] = e;
+                i
+            }
+            None => {
+                self.entries.push(e);
+                self.entries.len() - 1
+            }
+        };
+        self.open(i);
+    }
+
+    fn open(&mut self, i: usize) {
+        let e = &mut self.entries[i];
+        e.opening += 1;
+        e.pane.source = Source::Opening;
+        self.openers.open(Job {
+            pane: e.pane.pane.clone(),
+            opening: e.opening,
+        });
+    }
+
+    fn index(&self, pane: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.row.pane_id == pane)
+    }
+
+    /// Take what pane `i` found.
+    fn collect(&mut self, i: usize, outs: Vec<Out>) -> Result<()> {
+        for o in outs {
+            match o {
+                Out::Armed => {
+                    let e = &mut self.entries[i];
+                    if !e.armed {
+                        e.armed = true;
+                        if !e.late {
+                            self.unarmed -= 1;
+                        }
+                    }
+                    self.queue.push_back(Event::Armed(i));
+                    if self.unarmed == 0 {
+                        self.unarmed = usize::MAX;
+                        self.queue.push_back(Event::AllArmed);
+                    }
+                }
+                Out::Change(c) => self.queue.push_back(Event::Change(i, c)),
+                Out::Gone => {
+                    self.entries[i].gone = true;
+                    self.queue.push_back(Event::Gone(i));
+                }
+                Out::Fatal(e) => return Err(e),
+                Out::Open => self.open(i),
+            }
+        }
+        Ok(())
+    }
+
+    fn message(&mut self, m: Msg) -> Result<()> {
+        match m {
+            Msg::Opened {
+                pane,
+                opening,
+                result,
+            } => {
+                let Some(i) = self.index(&pane) else {
+                    return Ok(());
+                };
+                if self.entries[i].opening != opening {
+                    return Ok(());
+                }
+                let mut out = Vec::new();
+                self.entries[i].pane.opened(&self.ctx, result, &mut out);
+                self.collect(i, out)
+            }
+            Msg::Rescan => {
+                self.rescan();
+                Ok(())
+            }
+            Msg::Signal(sig) => Err(Error::new(Kind::Interrupted(sig), "interrupted")),
+        }
+    }
+
+    /// The next event, or None at `deadline`.
+    pub fn next(&mut self, deadline: Instant) -> Result<Option<Event>> {
+        loop {
+            if let Some(e) = self.queue.pop_front() {
+                return Ok(Some(e));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let mut fds = vec![crate::sys::pollfd(self.wake_end.as_raw_fd(), libc::POLLIN)];
+            let mut who: Vec<(usize, bool)> = Vec::new();
+            let mut wake = deadline;
+            for (i, e) in self.entries.iter().enumerate() {
+                if let Source::Stream(f) = &e.pane.source {
+                    fds.push(crate::sys::pollfd(f.conn_fd(), libc::POLLIN));
+                    who.push((i, false));
+                    if let Some(p) = f.pid_fd() {
+                        fds.push(crate::sys::pollfd(p, libc::POLLIN));
+                        who.push((i, true));
+                    }
+                }
+                if let Some(w) = e.pane.wake() {
+                    wake = wake.min(w);
+                }
+            }
+            crate::sys::poll_fine(&mut fds, wake.saturating_duration_since(now));
+            if fds[0].revents != 0 {
+                let mut b = [0u8; 256];
+                while matches!((&self.wake_end).read(&mut b), Ok(n) if n > 0) {}
+                while let Ok(m) = self.rx.try_recv() {
+                    self.message(m)?;
+                }
+            }
+            for (k, (i, pid)) in who.into_iter().enumerate() {
+                if fds[k + 1].revents == 0 {
+                    continue;
+                }
+                let mut out = Vec::new();
+                if pid {
+                    self.entries[i].pane.pid_exited();
+                } else {
+                    self.entries[i]
+                        .pane
+                        .readable(&self.ctx, &mut self.buf, &mut out);
+                }
+                self.collect(i, out)?;
+            }
+            let now = Instant::now();
+            for i in 0..self.entries.len() {
+                if self.entries[i].pane.wake().is_some_and(|w| w <= now) {
+                    let mut out = Vec::new();
+                    self.entries[i].pane.timer(&self.ctx, now, &mut out);
+                    self.collect(i, out)?;
+                }
+            }
+        }
+    }
+
+    /// Pick up panes that appeared in the scopes (and panes that came
+    /// back: a dead pane respawned).
+    fn rescan(&mut self) {
+        let Ok(all) = targets::list(&self.socket) else {
+            return;
+        };
+        for r in targets::select(&all, &self.scopes) {
+            match self.index(&r.pane_id) {
+                None => self.add(r, true),
+                Some(i) if self.entries[i].gone && !r.dead => self.add(r, true),
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Where the pane is now (its session and window may have moved), as
+    /// a report of `change`, with its last rows when `tail`.
+    pub fn report(&self, i: usize, change: &Change, tail: bool) -> PaneReport {
+        let e = &self.entries[i];
+        let (mut session, mut window) = (e.row.session_name.clone(), e.row.window_index);
+        let s = |a: &str| a.to_owned();
+        let p = e.row.pane_id.clone();
+        let mut cmds = vec![vec![
+            s("display-message"),
+            s("-p"),
+            s("-t"),
+            p.clone(),
+            s("#{pane_id}\t#{window_index}\t#{session_name}"),
+        ]];
+        if tail {
+            cmds.push(vec![
+                s("capture-pane"),
+                s("-p"),
+                s("-J"),
+                s("-t"),
+                p.clone(),
+            ]);
+        }
+        let replies = if e.gone {
+            Vec::new()
+        } else {
+            self.socket.batch(&cmds).unwrap_or_default()
+        };
+        if let Some(line) = replies.first().and_then(|r| r.first()) {
+            let f: Vec<&str> = line.splitn(3, '\t').collect();
+            if f.len() == 3 && f[0] == p {
+                window = f[1].parse().unwrap_or(window);
+                session = f[2].to_owned();
+            }
+        }
+        let mut r = PaneReport::new(&p, &session, window, change);
+        if tail {
+            let rows = replies.get(1).cloned().unwrap_or_default();
+            r.tail = Some(bound_lines(crate::engine::trim_rows(rows), true));
+        }
+        r
+    }
+
+    /// The answer is found: leave the streams to the process's end, which
+    /// closes them all at once, instead of closing each before the answer
+    /// is printed.
+    pub fn leave(self) {
+        std::mem::forget(self);
+    }
+
+    /// Every pane but `except`, and its state.
+    pub fn pending(&self, except: Option<usize>) -> Vec<Pending> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != except)
+            .map(|(_, e)| Pending {
+                pane_id: e.row.pane_id.clone(),
+                state: e.status().map_or("unknown", |s| s.state.as_str()),
+            })
+            .collect()
+    }
+}
+
+/// `tmux-wait any`: until a pane changes into a state `--until` names (or
+/// every pane has, with `--all`), or the timeout. With `ndjson`, every
+/// change goes to `emit` as it happens, until the timeout.
+pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<AnyResult> {
+    let start = Instant::now();
+    let deadline = start + req.timeout;
+    let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
+    let mut w = Watch::start(
+        &req.socket,
+        scopes,
+        req.quiet_after,
+        req.patterns.clone(),
+        req.profiles.clone(),
+    )?;
+    let done = |start: Instant, outcome, pane, panes, pending| AnyResult {
+        outcome,
+        pane,
+        panes,
+        pending,
+        elapsed_seconds: seconds(start.elapsed()),
+        effective_timeout: seconds(req.timeout),
+    };
+    // With --all: each pane's first report that counts.
+    let mut reached: Vec<Option<PaneReport>> = Vec::new();
+    let mut armed_all = false;
+    loop {
+        let Some(ev) = w.next(deadline)? else {
+            let got = req
+                .all
+                .then(|| reached.iter().flatten().cloned().collect::<Vec<_>>());
+            let res = done(start, "timeout", None, got, w.pending(None));
+            w.leave();
+            return Ok(res);
+        };
+        reached.resize(w.entries.len(), None);
+        let mut hits: Vec<(usize, Change)> = Vec::new();
+        match ev {
+            Event::AllArmed => {
+                armed_all = true;
+                if let Some(ch) = &req.ready {
+                    req.socket.run(["wait-for", "-S", "--", ch])?;
+                }
+                if req.now {
+                    for (i, e) in w.entries.iter().enumerate() {
+                        if let Some(s) = e.status()
+                            && req.until.has(What::State(s.state))
+                        {
+                            hits.push((i, now_change(s)));
+                        }
+                    }
+                }
+                if req.ndjson && req.now {
+                    for (i, e) in w.entries.iter().enumerate() {
+                        if let Some(s) = e.status()
+                            && req.until.has(What::State(s.state))
+                        {
+                            emit(
+                                &w.report(i, &now_change(s), false),
+                                seconds(start.elapsed()),
+                            );
+                        }
+                    }
+                }
+            }
+            Event::Armed(i) => {
+                // A pane that came after the start, watched now.
+                if armed_all
+                    && req.now
+                    && let Some(s) = w.entries[i].status()
+                    && req.until.has(What::State(s.state))
+                {
+                    hits.push((i, now_change(s)));
+                }
+            }
+            Event::Change(i, c) => {
+                if req.ndjson && req.until.has(c.what) {
+                    emit(&w.report(i, &c, false), seconds(start.elapsed()));
+                }
+                if req.until.has(c.what) {
+                    hits.push((i, c));
+                }
+            }
+            Event::Gone(_) => {}
+        }
+        if req.ndjson {
+            continue;
+        }
+        for (i, c) in hits {
+            if !req.all {
+                let r = w.report(i, &c, true);
+                let res = done(start, "attention", Some(r), None, w.pending(Some(i)));
+                w.leave();
+                return Ok(res);
+            }
+            if reached[i].is_none() {
+                reached[i] = Some(w.report(i, &c, true));
+            }
+        }
+        if req.all && armed_all {
+            let waiting = w
+                .entries
+                .iter()
+                .zip(&reached)
+                .any(|(e, r)| r.is_none() && !e.gone);
+            if !waiting {
+                let panes = reached.iter().flatten().cloned().collect();
+                w.leave();
+                return Ok(done(start, "all", None, Some(panes), Vec::new()));
+            }
+        }
+    }
+}
+
+/// A pane already in a state, as a report (`--now`).
+fn now_change(s: &Status) -> Change {
+    Change {
+        what: What::State(s.state),
+        status: s.clone(),
+        line: None,
+    }
+}
+
+/// Send `Rescan` when a terminal device appears (a pane may have been
+/// made): inotify on `/dev/pts` (Linux); elsewhere every two seconds.
+fn watch_new_terminals(tx: Waker) {
+    let _ = std::thread::Builder::new()
+        .name("new-panes".into())
+        .spawn(move || {
+            #[cfg(target_os = "linux")]
+            if let Some(fd) = inotify_pts() {
+                let mut buf = [0u8; 4096];
+                loop {
+                    // SAFETY: reading into a buffer we own.
+                    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+                    if n <= 0 {
+                        let e = std::io::Error::last_os_error();
+                        if e.raw_os_error() == Some(libc::EINTR) {
+                            continue;
+                        }
+                        break;
+                    }
+                    // Events of one creation come together: let tmux
+                    // finish making the pane, then look once.
+                    std::thread::sleep(Duration::from_millis(20));
+                    drain(fd, &mut buf);
+                    if !tx.send(Msg::Rescan) {
+                        return;
+                    }
+                }
+            }
+            loop {
+                std::thread::sleep(Duration::from_secs(2));
+                if !tx.send(Msg::Rescan) {
+                    return;
+                }
+            }
+        });
+}
+
+#[cfg(target_os = "linux")]
+fn inotify_pts() -> Option<libc::c_int> {
+    // SAFETY: plain system calls; the path is a NUL-terminated literal.
+    unsafe {
+        let fd = libc::inotify_init1(libc::IN_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let wd = libc::inotify_add_watch(fd, c"/dev/pts".as_ptr(), libc::IN_CREATE);
+        if wd < 0 {
+            libc::close(fd);
+            return None;
+        }
+        Some(fd)
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn drain(fd: libc::c_int, buf: &mut [u8]) {
+    loop {
+        let mut p = crate::sys::pollfd(fd, libc::POLLIN);
+        crate::sys::poll(std::slice::from_mut(&mut p), Some(Duration::from_millis(1)));
+        if p.revents & libc::POLLIN == 0 {
+            return;
+        }
+        // SAFETY: reading into a buffer we own.
+        if unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } <= 0 {
+            return;
+        }
+    }
+}
