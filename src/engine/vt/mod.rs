@@ -638,22 +638,6 @@ impl LineTracker {
     pub fn at_prompt(&self) -> bool {
         self.state.input != InputState::Output
     }
-
-    /// Any new (non-echo) character was written on the main screen.
-    pub fn saw_output(&self) -> bool {
-        self.state.saw_output
-    }
-
-    /// The pane was on the alternate screen at some point.
-    pub fn saw_alternate(&self) -> bool {
-        self.state.saw_alt
-    }
-
-    /// How many times a shell prompt came back (a command line was started
-    /// after output), and the last exit status an OSC 133 mark gave.
-    pub fn prompts(&self) -> (u32, Option<i32>) {
-        (self.state.prompts, self.state.last_status)
-    }
 }
 
 /// Bytes the kernel may have echoed for typed keys: no escape sequence, no

@@ -567,4 +567,20 @@ impl LineTracker {
     pub fn tail_from_entry(&self) -> bool {
         self.state.linear && self.state.recorded <= TRANSCRIPT_LINES
     }
+
+    /// Any new (non-echo) character was written on the main screen.
+    pub fn saw_output(&self) -> bool {
+        self.state.saw_output
+    }
+
+    /// The pane was on the alternate screen at some point.
+    pub fn saw_alternate(&self) -> bool {
+        self.state.saw_alt
+    }
+
+    /// How many times a shell prompt came back (a command line was started
+    /// after output), and the last exit status an OSC 133 mark gave.
+    pub fn prompts(&self) -> (u32, Option<i32>) {
+        (self.state.prompts, self.state.last_status)
+    }
 }
