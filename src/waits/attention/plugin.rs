@@ -551,12 +551,20 @@ pub fn visit(socket: &Socket) -> Result<()> {
 /// `attention next`: move the client to the pane that has waited longest
 /// (not the one it shows).
 pub fn next(socket: &Socket, client: Option<&str>) -> Result<()> {
-    let mut q = vec!["display-message", "-p"];
-    if let Some(c) = client {
-        q.extend(["-c", c]);
-    }
-    q.push("#{pane_id}");
-    let here = socket.run(&q)?.first().cloned().unwrap_or_default();
+    // The pane the client shows (list-clients: tmux 3.2a's display-message
+    // takes no client with -p).
+    let here = match client {
+        Some(c) => socket
+            .run(["list-clients", "-F", "#{client_name}\t#{pane_id}"])?
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{c}\t")).map(str::to_owned))
+            .unwrap_or_default(),
+        None => socket
+            .run(["display-message", "-p", "#{pane_id}"])?
+            .first()
+            .cloned()
+            .unwrap_or_default(),
+    };
     let Some(to) = marked(socket).into_iter().find(|m| m.pane != here) else {
         let mut args = vec!["display-message"];
         if let Some(c) = client

@@ -101,17 +101,14 @@ impl OuterClient {
     /// key into the pane whenever a loaded server reads them together.
     pub fn prefixed(&self, inner: &TestServer, key: &str) {
         self.keys(&["C-b"]);
+        // (list-clients: tmux 3.2a answers `display-message -p -c` with
+        // its usage.)
+        let taken = format!("{} 1", self.name);
         inner.wait_until(&inner.pane, "the prefix to be taken", || {
             inner
-                .tmux(&[
-                    "display-message",
-                    "-p",
-                    "-c",
-                    &self.name,
-                    "#{client_prefix}",
-                ])
-                .trim()
-                == "1"
+                .tmux(&["list-clients", "-F", "#{client_name} #{client_prefix}"])
+                .lines()
+                .any(|l| l.trim() == taken)
         });
         self.keys(&[key]);
     }
