@@ -45,13 +45,10 @@ impl StreamSource {
         let generation = self.generation;
         self.sync_seq += 1;
         let n = self.sync_seq;
-        if self
-            .hub
-            .write_all(format!("sync {n}\n").as_bytes())
-            .is_err()
-        {
-            return Err(self.lost());
-        }
+        // A hub that went away (killed as this wait started) is found
+        // gone by the reader too: its HubLost, handled below, starts or
+        // finds a new hub, and this sync is then the old one's.
+        let _ = self.hub.write_all(format!("sync {n}\n").as_bytes());
         let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
         while self.synced < n {
             // The stream changed (a new hub, polling): this sync went to
