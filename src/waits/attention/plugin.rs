@@ -190,7 +190,13 @@ pub fn toggle(socket: &Socket, session: &str, client: Option<&str>) -> Result<()
     }
     sync(socket)?;
     let text = format!("tmux-wait: attention {now} for session {name}");
-    let safe = format_safe(&text, 200);
+    tell_client(socket, client, &format_safe(&text, 200));
+    Ok(())
+}
+
+/// A message on the person's client (tmux before 3.3 takes no client for
+/// a message: its current one).
+fn tell_client(socket: &Socket, client: Option<&str>, text: &str) {
     let mut args = vec!["display-message"];
     if let Some(c) = client
         && socket
@@ -199,9 +205,8 @@ pub fn toggle(socket: &Socket, session: &str, client: Option<&str>) -> Result<()
     {
         args.extend(["-c", c]);
     }
-    args.push(&safe);
+    args.push(text);
     let _ = socket.run(&args);
-    Ok(())
 }
 
 /// `attention serve`: watch, mark, tell, until attention goes off (it is
@@ -566,16 +571,7 @@ pub fn next(socket: &Socket, client: Option<&str>) -> Result<()> {
             .unwrap_or_default(),
     };
     let Some(to) = marked(socket).into_iter().find(|m| m.pane != here) else {
-        let mut args = vec!["display-message"];
-        if let Some(c) = client
-            && socket
-                .version()
-                .is_none_or(|v| v >= crate::tmux::Version(3, 3))
-        {
-            args.extend(["-c", c]);
-        }
-        args.push("tmux-wait: no pane needs you");
-        let _ = socket.run(&args);
+        tell_client(socket, client, "tmux-wait: no pane needs you");
         return Ok(());
     };
     let mut args: Vec<String> = vec!["switch-client".into()];
