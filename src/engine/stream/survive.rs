@@ -36,8 +36,13 @@ impl StreamSource {
         self.pane_now()?;
         // The hub lives on: it dropped this wait, which stopped reading
         // (stopped with Ctrl-Z) while the pane flooded.
-        if self.hub_pid.is_some_and(crate::sys::alive) {
-            return Err(self.ended(EndReason::Overflow));
+        // (A hub killed a moment ago may still be on its way out.)
+        let dying = Instant::now() + Duration::from_millis(300);
+        while self.hub_pid.is_some_and(crate::sys::alive) {
+            if Instant::now() >= dying {
+                return Err(self.ended(EndReason::Overflow));
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
         let now = Instant::now();
         self.hub_losses.retain(|t| now - *t < LOSS_WINDOW);
@@ -54,9 +59,19 @@ impl StreamSource {
             mark: None,
         };
         let deadline = now + Duration::from_secs(10);
-        let mut stream = hub::connect(&self.socket, &req, deadline)?;
-        let mut dec = Decoder::default();
-        let entry = hub::read_entry(&mut stream, &mut dec, deadline)?;
+        // A connection the dying hub's socket still took is reset when it
+        // is gone: connect again (to the next hub).
+        let (stream, dec, entry) = loop {
+            let mut stream = hub::connect(&self.socket, &req, deadline)?;
+            let mut dec = Decoder::default();
+            match hub::read_entry(&mut stream, &mut dec, deadline) {
+                Ok(entry) => break (stream, dec, entry),
+                Err(e) if e.kind == Kind::Io && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(e),
+            }
+        };
         let reader = stream
             .try_clone()
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
