@@ -36,13 +36,8 @@ impl StreamSource {
         self.pane_now()?;
         // The hub lives on: it dropped this wait, which stopped reading
         // (stopped with Ctrl-Z) while the pane flooded.
-        // (A hub killed a moment ago may still be on its way out.)
-        let dying = Instant::now() + Duration::from_millis(300);
-        while self.hub_pid.is_some_and(crate::sys::alive) {
-            if Instant::now() >= dying {
-                return Err(self.ended(EndReason::Overflow));
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        if self.hub_pid.is_some_and(crate::sys::alive) {
+            return Err(self.ended(EndReason::Overflow));
         }
         let now = Instant::now();
         self.hub_losses.retain(|t| now - *t < LOSS_WINDOW);
