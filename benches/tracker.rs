@@ -7,15 +7,7 @@ use std::time::{Duration, Instant};
 use tmux_wait::engine::vt::{Entry, LineTracker};
 
 fn entry() -> Entry {
-    Entry {
-        width: 120,
-        row: String::new(),
-        cursor_x: 0,
-        alternate_on: false,
-        at_prompt: false,
-        kernel_echo: false,
-        raw_reader: false,
-    }
+    Entry::blank(120)
 }
 
 /// `lines` numbered lines of plain text, as `seq` or a log writes them.

@@ -275,15 +275,7 @@ mod tests {
             }
             for final_only in [false, true] {
                 let run = |bulk: bool| {
-                    let mut t = LineTracker::new(&Entry {
-                        width: 7,
-                        row: String::new(),
-                        cursor_x: 0,
-                        alternate_on: false,
-                        at_prompt: false,
-                        kernel_echo: false,
-                        raw_reader: false,
-                    });
+                    let mut t = LineTracker::new(&Entry::blank(7));
                     t.set_final_only(final_only);
                     t.bulk_enabled = bulk;
                     let now = Instant::now();

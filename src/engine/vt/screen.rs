@@ -584,3 +584,19 @@ impl LineTracker {
         (self.state.prompts, self.state.last_status)
     }
 }
+
+impl Entry {
+    /// A pane of `width` columns, empty where the cursor is, with nobody
+    /// reading its terminal.
+    pub fn blank(width: usize) -> Entry {
+        Entry {
+            width,
+            row: String::new(),
+            cursor_x: 0,
+            alternate_on: false,
+            at_prompt: false,
+            kernel_echo: false,
+            raw_reader: false,
+        }
+    }
+}
