@@ -121,7 +121,7 @@ impl StreamSource {
     }
 
     /// Is the pane still the one we watched, alive? Ok when so.
-    pub(super) fn pane_now(&self) -> Result<()> {
+    pub fn pane_now(&self) -> Result<()> {
         let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
         match self
             .socket

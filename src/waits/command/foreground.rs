@@ -190,13 +190,10 @@ impl Follow {
 
     /// tmux says the pane's program is another now, or dead (`respawn-pane
     /// -k` starts the new one before the old one has died of its SIGHUP).
-    pub(super) fn pane_replaced(&self, socket: &Socket) -> bool {
-        let fmt = "#{pane_id}\t#{pane_pid}\t#{pane_dead}";
-        socket
-            .run(["display-message", "-p", "-t", &self.pane.pane_id, fmt])
-            .ok()
-            .and_then(|l| l.first().cloned())
-            .is_some_and(|l| l != format!("{}\t{}\t0", self.pane.pane_id, self.pane.pane_pid))
+    pub(super) fn pane_replaced(&self) -> bool {
+        self.src
+            .pane_now()
+            .is_err_and(|e| matches!(e.kind, Kind::PaneDied | Kind::PaneRespawned))
     }
 
     pub(super) fn pane_end(&self, socket: &Socket, e: &Error) -> Finish {

@@ -251,7 +251,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         // one wrote) while this was decided: that is how it stands.
         if f.finished.is_none()
             && !timed_out
-            && (!crate::sys::alive(f.pane.pane_pid) || f.pane_replaced(&c.socket))
+            && (!crate::sys::alive(f.pane.pane_pid) || f.pane_replaced())
             && let Some(end) = f.pane_went(&c.socket, deadline)
         {
             f.finished = Some(end);
