@@ -299,6 +299,19 @@ pub fn stream_place(rows: &[String], at: usize, drawn: &[String], exact: bool) -
 /// to and including the captured cursor's): the index of the row its
 /// cursor was on (which may have grown since), and whether no other place
 /// matches. `drawn` are the rows the stream drew, its cursor row last.
+/// The stream's rows end at row `p` of `capture`: its cursor row begins
+/// row `p` (which may have grown since), and the rows above it that both
+/// hold (up to `ALIGN_ROWS`) are the same.
+fn agrees_at(capture: &[String], drawn: &[String], p: usize) -> bool {
+    let Some(last) = drawn.len().checked_sub(1) else {
+        return false;
+    };
+    p < capture.len()
+        && capture[p].trim_end().starts_with(drawn[last].trim_end())
+        && (1..=ALIGN_ROWS.min(last).min(p))
+            .all(|j| capture[p - j].trim_end() == drawn[last - j].trim_end())
+}
+
 pub fn find_behind(capture: &[String], drawn: &[String]) -> Option<(usize, bool)> {
     let last = drawn.len().checked_sub(1)?;
     let mut found = Vec::new();
@@ -323,14 +336,24 @@ pub fn find_behind(capture: &[String], drawn: &[String]) -> Option<(usize, bool)
 
 /// The rows below where a stopped stream stood in `rows` (the pane's rows
 /// up to its cursor's, captured after the stream stopped), trimmed, and
-/// whether that place was found for sure (see [`find_behind`]).
-pub fn rows_after(rows: &[String], drawn: Option<&[String]>) -> (Vec<String>, bool) {
+/// whether that place was found for sure (see [`find_behind`]). `at` is
+/// the index in `rows` where the stream's cursor row is by its number
+/// (when nothing was trimmed from the history): taken when the rows agree
+/// there, so a prompt like the one typed at since is no second place.
+pub fn rows_after(
+    rows: &[String],
+    drawn: Option<&[String]>,
+    at: Option<usize>,
+) -> (Vec<String>, bool) {
     let Some(drawn) = drawn.filter(|d| !d.is_empty()) else {
         return (Vec::new(), false);
     };
     // The rows above where it stood may have scrolled off the screen:
     // then its own row alone (a place that may not be the only one).
-    let Some((p, unique)) = find_behind(rows, drawn)
+    let Some((p, unique)) = at
+        .filter(|&p| agrees_at(rows, drawn, p))
+        .map(|p| (p, true))
+        .or_else(|| find_behind(rows, drawn))
         .or_else(|| find_behind(rows, &drawn[drawn.len() - 1..]).map(|(p, _)| (p, false)))
     else {
         return (Vec::new(), false);
@@ -542,12 +565,28 @@ mod tests {
         let rows = v(&["$ ls", "a b", "$ echo M", "M", "$ "]);
         let drawn = v(&["$ ls", "a b", "$ "]);
         assert_eq!(
-            rows_after(&rows, Some(&drawn)),
+            rows_after(&rows, Some(&drawn), None),
             (v(&["$ echo M", "M", "$"]), true)
         );
         // Those rows scrolled off: its own row alone, not for sure.
         let drawn = v(&["gone", "a b c", "$ "]);
-        assert_eq!(rows_after(&rows, Some(&drawn)), (Vec::new(), false));
+        assert_eq!(rows_after(&rows, Some(&drawn), None), (Vec::new(), false));
+    }
+
+    #[test]
+    fn a_prompt_at_the_top_is_found_by_its_number() {
+        // A fresh pane's only row was its prompt: nothing above tells it
+        // from the prompt after the command typed since, its number does.
+        let rows = v(&["$ echo M", "M", "$"]);
+        let drawn = v(&["$ "]);
+        assert_eq!(rows_after(&rows, Some(&drawn), None), (Vec::new(), false));
+        assert_eq!(
+            rows_after(&rows, Some(&drawn), Some(0)),
+            (v(&["$ echo M", "M", "$"]), true)
+        );
+        // A number the rows do not agree with is not taken.
+        let drawn = v(&["M"]);
+        assert_eq!(rows_after(&rows, Some(&drawn), Some(0)), (v(&["$"]), true));
     }
 
     fn geo(width: i64) -> Geometry {

@@ -21,7 +21,7 @@ const RECOVER_ROWS: i64 = 200;
 
 /// How a pane whose program exited during the wait is reported.
 const EXITED: &str = "'s program exited during the wait";
-const STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}";
+const STATE_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{alternate_on}\t#{history_limit}";
 
 struct PaneState {
     pid: i64,
@@ -29,6 +29,7 @@ struct PaneState {
     cursor_y: i64,
     height: i64,
     alternate: bool,
+    history_limit: i64,
 }
 
 pub struct PollSource {
@@ -106,6 +107,7 @@ impl PollSource {
         pane: &PaneInfo,
         interval: Duration,
         seen: Option<Vec<String>>,
+        seen_row: Option<i64>,
     ) -> Result<(PollSource, Vec<Candidate>, bool)> {
         let setup = Setup {
             interval,
@@ -119,7 +121,12 @@ impl PollSource {
         let s = me.state()?;
         let start = (s.cursor_y - RECOVER_ROWS).max(-s.history);
         let rows = me.capture(start, s.cursor_y, false)?;
-        let (recovered, exact) = crate::cursor::rows_after(&rows, seen.as_deref());
+        // Where the stream's row is in the capture by its number, while
+        // tmux trims no history (the capture's first row is `start`).
+        let at = seen_row
+            .filter(|_| s.history < s.history_limit)
+            .and_then(|r| usize::try_from(r - (s.history + start)).ok());
+        let (recovered, exact) = crate::cursor::rows_after(&rows, seen.as_deref(), at);
         if !recovered.is_empty() {
             me.saw_output = true;
         }
@@ -161,6 +168,7 @@ impl PollSource {
             cursor_y: r.num(4)?.max(0),
             height: r.num(5)?.max(1),
             alternate: r.flag(6)?,
+            history_limit: r.num(7)?,
         })
     }
 

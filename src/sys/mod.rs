@@ -80,7 +80,7 @@ pub fn peer_pid(_stream: &std::os::unix::net::UnixStream) -> Option<u32> {
 pub fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let exists = i32::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, 0) } == 0);
-    exists && procfs::stat(pid).is_none_or(|s| s.state != 'Z')
+    exists && procfs::stat(pid).is_none_or(|s| !s.exiting())
 }
 
 /// The peer of a Unix socket runs as our effective user.

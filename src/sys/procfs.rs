@@ -25,8 +25,22 @@ pub struct Stat {
     /// The foreground process group of the process's terminal (0 or below:
     /// none).
     pub tpgid: i64,
+    /// The kernel's flags of the process (`PF_*`).
+    pub flags: u32,
     /// Start time, in clock ticks after boot.
     pub start_ticks: u64,
+}
+
+/// The kernel's `PF_EXITING`: set when a process begins to exit, before
+/// it closes its files (so a peer that sees its socket close finds it set,
+/// where the state may not be `Z` yet).
+const PF_EXITING: u32 = 0x4;
+
+impl Stat {
+    /// The process is exiting or has exited.
+    pub fn exiting(&self) -> bool {
+        self.state == 'Z' || self.state == 'X' || self.flags & PF_EXITING != 0
+    }
 }
 
 /// `/proc/PID/stat`.
@@ -47,13 +61,15 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     let session = f.next()?.parse().ok()?;
     let _tty_nr = f.next()?;
     let tpgid = f.next()?.parse().ok()?;
-    let start_ticks = f.nth(13)?.parse().ok()?;
+    let flags = f.next()?.parse().ok()?;
+    let start_ticks = f.nth(12)?.parse().ok()?;
     Some(Stat {
         state,
         ppid,
         pgrp,
         session,
         tpgid,
+        flags,
         start_ticks,
     })
 }
@@ -274,11 +290,17 @@ mod tests {
                 pgrp: 42,
                 session: 40,
                 tpgid: 77,
+                flags: 0,
                 start_ticks: 123456
             }
         );
         let none = parse_stat("7 (cat) R 1 7 7 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 9 0").unwrap();
         assert_eq!(none.tpgid, -1);
+        assert_eq!(none.flags, 4194304);
+        assert!(!none.exiting());
+        let dying =
+            parse_stat("7 (hub) R 1 7 7 0 -1 4194308 0 0 0 0 0 0 0 0 20 0 1 0 9 0").unwrap();
+        assert!(dying.exiting());
         assert!(parse_stat("garbage").is_none());
     }
 

@@ -10,6 +10,8 @@ impl StreamSource {
     pub(super) fn take_entry(&mut self, replies: &[Vec<String>], from: Option<&str>) -> Result<()> {
         let st = self.take_state(replies, from)?;
         self.entry_above = rows_above(&replies[1], st.cursor_y as usize);
+        self.tracker_row = (st.history_size < st.history_limit)
+            .then(|| i64::try_from(st.history_size).unwrap_or(0) + i64::from(st.cursor_y));
         self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
         let row = replies[1]
             .get(st.cursor_y as usize)

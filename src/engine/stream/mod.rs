@@ -94,6 +94,9 @@ pub struct StreamSource {
     /// The rows above the cursor's when the tracker began (the context a
     /// stopped stream's place is found by, while its own rows are few).
     entry_above: Vec<String>,
+    /// The number of the row the tracker began on (history rows above the
+    /// screen plus its screen row), while tmux trims no history.
+    tracker_row: Option<i64>,
     /// Lines as they end up (see [`LineTracker::set_final_only`]).
     final_lines: bool,
     next_check: Instant,
@@ -221,6 +224,7 @@ impl StreamSource {
             entry_lines: Vec::new(),
             entry_abs: 0,
             entry_above: Vec::new(),
+            tracker_row: None,
             geometry: Geometry::default(),
             history: Vec::new(),
             cursor_value,

@@ -35,7 +35,9 @@ impl StreamSource {
         }
         self.pane_now()?;
         // The hub lives on: it dropped this wait, which stopped reading
-        // (stopped with Ctrl-Z) while the pane flooded.
+        // (stopped with Ctrl-Z) while the pane flooded. A killed hub closes
+        // its sockets after the kernel marks it exiting, so one that is
+        // dying counts as gone here.
         if self.hub_pid.is_some_and(crate::sys::alive) {
             return Err(self.ended(EndReason::Overflow));
         }
@@ -45,7 +47,7 @@ impl StreamSource {
         if self.hub_losses.len() >= LOSSES {
             return Err(self.lost());
         }
-        let drawn = self.drawn_rows();
+        let (drawn, drawn_row) = self.drawn_rows();
         let t = self.pane.pane_id.clone();
         let req = Request {
             hello: hub::HELLO.to_owned(),
@@ -100,7 +102,11 @@ impl StreamSource {
         let st = PaneState::parse(&replies[0])?;
         let rows = &replies[1];
         let cy = (st.cursor_y as usize).min(rows.len().saturating_sub(1));
-        let (recovered, exact) = crate::cursor::rows_after(&rows[..=cy], drawn.as_deref());
+        // Its number on this screen, while tmux trims no history.
+        let at = drawn_row
+            .filter(|_| st.history_size < st.history_limit)
+            .and_then(|r| usize::try_from(r - i64::try_from(st.history_size).ok()?).ok());
+        let (recovered, exact) = crate::cursor::rows_after(&rows[..=cy], drawn.as_deref(), at);
         // The stream starts afresh here; what the result counts from stays.
         let (entry_abs, entry_lines, geometry) =
             (self.entry_abs, self.entry_lines.clone(), self.geometry);
@@ -113,9 +119,9 @@ impl StreamSource {
 
     /// Poll the pane from now on, after what the stream missed.
     fn poll_from_now(&mut self, why: FallbackWhy, exact_so_far: bool) -> Result<()> {
-        let drawn = self.drawn_rows();
+        let (drawn, drawn_row) = self.drawn_rows();
         let (poll, recovered, exact) =
-            PollSource::resume(&self.socket, &self.pane, self.interval, drawn)?;
+            PollSource::resume(&self.socket, &self.pane, self.interval, drawn, drawn_row)?;
         let recovered = recovered.into_iter().map(|c| c.text).collect();
         self.poll = Some(poll);
         self.streaming = false;
@@ -152,26 +158,30 @@ impl StreamSource {
     }
 
     /// The rows the stream drew from the entry down, its cursor row last,
-    /// when it drew them line by line.
-    fn drawn_rows(&self) -> Option<Vec<String>> {
+    /// when it drew them line by line; and that row's number (see
+    /// `tracker_row`) when known.
+    fn drawn_rows(&self) -> (Option<Vec<String>>, Option<i64>) {
         let width = tty_width(&self.pane.pane_tty).unwrap_or(80);
-        let tail = self.tracker.screen_tail()?;
+        let Some(tail) = self.tracker.screen_tail() else {
+            return (None, None);
+        };
+        let own: Vec<String> = tail
+            .iter()
+            .flat_map(|l| crate::cursor::split_rows(l, width))
+            .collect();
         // Its own rows are few (a quiet pane at a prompt): the rows above
         // the entry's tell one prompt from another.
-        let above = if self.tracker.tail_from_entry() {
+        let from_entry = self.tracker.tail_from_entry();
+        let row = self
+            .tracker_row
+            .filter(|_| from_entry && !own.is_empty())
+            .map(|r| r + own.len() as i64 - 1);
+        let above = if from_entry {
             self.entry_above.clone()
         } else {
             Vec::new()
         };
-        Some(
-            above
-                .into_iter()
-                .chain(
-                    tail.iter()
-                        .flat_map(|l| crate::cursor::split_rows(l, width)),
-                )
-                .collect(),
-        )
+        (Some(above.into_iter().chain(own).collect()), row)
     }
 
     /// The next lines while polling: what was recovered first.
