@@ -102,6 +102,8 @@ pub trait PaneSource {
     fn entry_lines(&self) -> &[String];
     /// The next batch of new lines, or None when `deadline` passed.
     fn next_batch(&mut self, deadline: Instant) -> Result<Option<Vec<Candidate>>>;
+    /// A batch the caller is done with (its strings may hold later lines).
+    fn recycle(&mut self, _batch: Vec<Candidate>) {}
     /// New output (not echo) was written on the main screen.
     fn saw_output(&self) -> bool;
     /// The pane was on the alternate screen at some point.

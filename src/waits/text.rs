@@ -132,6 +132,7 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
             }
             recent.push_back(c.line().to_owned());
         }
+        src.recycle(batch);
     };
     let elapsed = start.elapsed();
     let found = matches!(outcome, Outcome::Matched | Outcome::AnyOutput);

@@ -234,7 +234,8 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
             loop {
                 match src.next_batch(deadline)? {
                     None => return Ok((TIMEOUT, false, String::new(), None)),
-                    Some(_) => {
+                    Some(batch) => {
+                        src.recycle(batch);
                         let (prompts, status) = src.prompts();
                         if prompts > 0 {
                             let ok = status.is_none_or(|s| s == 0);
@@ -251,7 +252,10 @@ fn run_kind(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<KindO
             loop {
                 let until = (last_output + *quiet).min(deadline);
                 match src.next_batch(until)? {
-                    Some(_) => last_output = Instant::now(),
+                    Some(batch) => {
+                        src.recycle(batch);
+                        last_output = Instant::now();
+                    }
                     None if Instant::now() >= deadline && last_output + *quiet > deadline => {
                         return Ok((TIMEOUT, false, String::new(), None));
                     }

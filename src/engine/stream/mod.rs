@@ -451,6 +451,10 @@ impl PaneSource for StreamSource {
         Ok(Some(c))
     }
 
+    fn recycle(&mut self, batch: Vec<Candidate>) {
+        self.tracker.recycle(batch);
+    }
+
     fn saw_output(&self) -> bool {
         self.tracker.saw_output()
             || self.recovered_output

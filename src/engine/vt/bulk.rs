@@ -39,9 +39,12 @@ impl LineTracker {
             if lf == 0 || rest[lf - 1] != b'\r' || lf > MAX_CELLS {
                 break;
             }
-            let Some(text) = plain_line(&rest[..lf - 1]) else {
+            let mut text = st.spare.pop().unwrap_or_default();
+            if !plain_line(&rest[..lf - 1], &mut text) {
+                text.clear();
+                st.spare.push(text);
                 break;
-            };
+            }
             if !text.is_empty() {
                 st.saw_output = true;
             }
@@ -94,10 +97,10 @@ impl LineTracker {
 /// The text of a line (without its `\r\n`) that can be taken in bulk:
 /// printable ASCII, with colours (`ESC [ ... m`) and erasing right of the
 /// cursor (`ESC [ K`) between, and at its start a carriage return or an
-/// erase of the whole line (which, on an empty line, do nothing). None for
-/// anything else.
-fn plain_line(line: &[u8]) -> Option<String> {
-    let mut text = String::with_capacity(line.len());
+/// erase of the whole line (which, on an empty line, do nothing), written
+/// into `text` (empty). False for anything else.
+fn plain_line(line: &[u8], text: &mut String) -> bool {
+    text.reserve(line.len());
     let mut j = 0;
     while j < line.len() {
         let b = line[j];
@@ -107,7 +110,10 @@ fn plain_line(line: &[u8]) -> Option<String> {
                 .iter()
                 .position(|b| !(0x20..0x7f).contains(b))
                 .unwrap_or(line.len() - j);
-            text.push_str(std::str::from_utf8(&line[j..j + run]).ok()?);
+            let Ok(run_text) = std::str::from_utf8(&line[j..j + run]) else {
+                return false;
+            };
+            text.push_str(run_text);
             j += run;
             continue;
         }
@@ -116,22 +122,25 @@ fn plain_line(line: &[u8]) -> Option<String> {
             continue;
         }
         if b != 0x1b || line.get(j + 1) != Some(&b'[') {
-            return None;
+            return false;
         }
-        let params_end = line[j + 2..]
+        let Some(params_end) = line[j + 2..]
             .iter()
             .position(|b| !matches!(b, b'0'..=b'9' | b';' | b':'))
-            .map(|k| j + 2 + k)?;
+            .map(|k| j + 2 + k)
+        else {
+            return false;
+        };
         let params = &line[j + 2..params_end];
         match line[params_end] {
             b'm' => {}
             b'K' if params.is_empty() || params == b"0" => {}
             b'K' if text.is_empty() && (params == b"1" || params == b"2") => {}
-            _ => return None,
+            _ => return false,
         }
         j = params_end + 1;
     }
-    Some(text)
+    true
 }
 
 impl State {
@@ -226,17 +235,21 @@ mod tests {
 
     #[test]
     fn plain_lines_with_colours() {
-        assert_eq!(plain_line(b"abc").as_deref(), Some("abc"));
+        let plain = |l: &[u8]| {
+            let mut t = String::new();
+            plain_line(l, &mut t).then_some(t)
+        };
+        assert_eq!(plain(b"abc").as_deref(), Some("abc"));
         assert_eq!(
-            plain_line(b"\x1b[1;32mok\x1b[0m done\x1b[K").as_deref(),
+            plain(b"\x1b[1;32mok\x1b[0m done\x1b[K").as_deref(),
             Some("ok done")
         );
-        assert_eq!(plain_line(b"\x1b[2K\r[ 50%]").as_deref(), Some("[ 50%]"));
-        assert_eq!(plain_line(b"a\x1b[2Kb"), None);
-        assert_eq!(plain_line(b"a\rb"), None);
-        assert_eq!(plain_line(b"\x1b[?25l"), None);
-        assert_eq!(plain_line(b"\x1b[31"), None);
-        assert_eq!(plain_line("caf\u{e9}".as_bytes()), None);
+        assert_eq!(plain(b"\x1b[2K\r[ 50%]").as_deref(), Some("[ 50%]"));
+        assert_eq!(plain(b"a\x1b[2Kb"), None);
+        assert_eq!(plain(b"a\rb"), None);
+        assert_eq!(plain(b"\x1b[?25l"), None);
+        assert_eq!(plain(b"\x1b[31"), None);
+        assert_eq!(plain("caf\u{e9}".as_bytes()), None);
     }
 
     /// The bulk path gives what the parser and cells give, line for line
@@ -285,7 +298,17 @@ mod tests {
                     while i < data.len() {
                         let n = (1 + rng.below(97)).min(data.len() - i);
                         t.feed(&data[i..i + n], now);
-                        items.extend(t.take_items(false));
+                        let got = t.take_items(false);
+                        // Strings the caller is done with hold later lines.
+                        t.recycle(
+                            got.iter()
+                                .filter_map(|i| match i {
+                                    Item::Line(c) => Some(c.clone()),
+                                    Item::Mark(_) => None,
+                                })
+                                .collect(),
+                        );
+                        items.extend(got);
                         i += n;
                     }
                     items.extend(t.take_items(true));

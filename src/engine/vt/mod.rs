@@ -270,6 +270,8 @@ struct State {
     /// each state before an overwrite (text waits).
     final_only: bool,
     out: Vec<Item>,
+    /// Strings of lines the caller is done with, for the next lines.
+    spare: Vec<String>,
     /// What the caller saw of the reading process for the current chunk.
     hint: Hint,
     /// The text being fed was written by a program (not typed), as far as
@@ -329,6 +331,7 @@ impl LineTracker {
                 now: Instant::now(),
                 final_only: false,
                 out: Vec::new(),
+                spare: Vec::new(),
                 hint: Hint::default(),
                 attributed: true,
                 raw_line_done: false,

@@ -561,7 +561,24 @@ impl vte::Perform for State {
     }
 }
 
+/// How many spare strings a tracker keeps (see [`LineTracker::recycle`]).
+const SPARE_STRINGS: usize = 4096;
+
 impl LineTracker {
+    /// Lines the caller is done with: their strings hold the next lines
+    /// taken in bulk (a flood then allocates nothing per line).
+    pub fn recycle(&mut self, lines: Vec<Candidate>) {
+        let spare = &mut self.state.spare;
+        for c in lines {
+            if spare.len() >= SPARE_STRINGS {
+                break;
+            }
+            let mut s = c.text;
+            s.clear();
+            spare.push(s);
+        }
+    }
+
     /// [`screen_tail`](Self::screen_tail) starts at the row the cursor was
     /// on when the wait began.
     pub fn tail_from_entry(&self) -> bool {
