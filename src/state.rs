@@ -280,11 +280,13 @@ impl Store {
 
     /// The status a run's command left (see [`Store::run_status_path`]),
     /// taken: the file is removed. None: not there (yet), or not a number.
-    pub fn take_run_status(&self, id: &str) -> Option<Option<i32>> {
+    pub fn take_run_status(&self, id: &str) -> Option<i32> {
         let path = self.run_status_path(id);
-        let text = fs::read_to_string(&path).ok()?;
+        // The shell creates the file, then writes the number: an empty
+        // file is one being written (taken later, or the end mark comes).
+        let status = fs::read_to_string(&path).ok()?.trim().parse().ok()?;
         let _ = fs::remove_file(&path);
-        Some(text.trim().parse().ok())
+        Some(status)
     }
 
     /// Drop status files nobody took (their run ended long ago, seen in
@@ -452,6 +454,21 @@ mod tests {
         };
         store.set_last(&r).unwrap();
         assert_eq!(store.last(), Some(r));
+    }
+
+    #[test]
+    fn a_status_file_being_written_is_not_taken() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::at(tmp.path().join("s")).unwrap();
+        let path = store.run_status_path("ab12");
+        assert_eq!(store.take_run_status("ab12"), None);
+        // Created by the shell's redirection, the number not written yet.
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(store.take_run_status("ab12"), None);
+        assert!(path.exists(), "an empty status file is left for the shell");
+        std::fs::write(&path, "6").unwrap();
+        assert_eq!(store.take_run_status("ab12"), Some(6));
+        assert!(!path.exists());
     }
 
     #[test]

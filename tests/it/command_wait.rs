@@ -207,6 +207,37 @@ fn a_timed_out_run_is_continued_by_output() {
     });
 }
 
+/// A typed line that fills its last row exactly leaves the cursor on a row
+/// tmux counts as its continuation: the command's first line, written
+/// there after `run` returned, is joined to the typed line in tmux's
+/// history. `output` still gives it, at every length of the typed line in
+/// a 20-column pane.
+#[test]
+fn output_joined_to_a_typed_line_that_fills_its_row_is_kept() {
+    let s = TestServer::new();
+    s.tmux(&["resize-window", "-t", &s.pane, "-x", "20"]);
+    // One channel (its name's length stays), signalled once its waiter runs.
+    let go = unique("go");
+    for pad in 0..20 {
+        let word = format!("after{}", "x".repeat(pad));
+        let cmd = format!("tmux wait-for {go}; echo {word}");
+        let (v, c) = run_json(&s, &["--timeout", "0.2"], &cmd);
+        assert_eq!(c, Some(124), "pad {pad}: {v}");
+        s.wait_for_command(&s.pane, "tmux");
+        s.tmux(&["wait-for", "-S", &go]);
+        s.wait_for_prompt(&s.pane);
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let v = output(&s, &["-t", &s.pane, "--json"]).json();
+            got.extend(lines(&v, "lines"));
+            if v["finished"] == true {
+                break;
+            }
+        }
+        assert_eq!(got, [word], "pad {pad}: {}", s.capture(&s.pane));
+    }
+}
+
 #[test]
 fn a_run_that_ended_unwatched_reports_its_status_from_its_follower() {
     let s = TestServer::new();

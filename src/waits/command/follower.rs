@@ -92,7 +92,7 @@ pub(super) fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> R
             && let Some(status) = f.store.as_ref().and_then(|s| s.take_run_status(id))
         {
             f.finished = Some(Finish {
-                status,
+                status: Some(status),
                 source: ExitSource::Wrapper,
             });
             return Ok(());

@@ -65,6 +65,18 @@ const QUESTION_QUIET_MAX: Duration = Duration::from_secs(5);
 /// Text every wrapper typed by `run` contains; lines holding it are the echo
 /// of a typed wrapper, never output.
 const WRAPPER_SIGNATURE: &str = "7731;tmux-wait;";
+/// How every wrapper ends (see [`typing::wrapper`]).
+const WRAPPER_END: &str = ";unset _tmux_wait_status";
+
+/// What a line that holds a typed wrapper says past its end: a typed line
+/// that filled its last row exactly leaves the cursor on a row tmux takes
+/// for its continuation, so the command's first line is joined to it.
+/// None when nothing follows (the line is all echo).
+fn past_wrapper(line: &str) -> Option<&str> {
+    let i = line.rfind(WRAPPER_END)?;
+    let rest = &line[i + WRAPPER_END.len()..];
+    (!rest.trim().is_empty()).then_some(rest)
+}
 /// Interactive programs' prompts, matched against the unfinished last line
 /// (trailing spaces removed).
 pub(crate) const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
@@ -276,7 +288,7 @@ impl Follow {
             self.lines.lines.pop();
         }
         self.finished = Some(Finish {
-            status: status.flatten(),
+            status,
             source: if status.is_some() {
                 ExitSource::Wrapper
             } else {
@@ -340,7 +352,7 @@ impl Follow {
                 .and_then(|r| r[0].first().cloned())
                 .filter(|v| !v.is_empty());
             let file = self.store.as_ref().and_then(|s| s.take_run_status(&id));
-            if let Some(status) = option.map(|v| v.trim().parse().ok()).or(file) {
+            if let Some(status) = option.map(|v| v.trim().parse().ok()).or(file.map(Some)) {
                 return Finish {
                     status,
                     source: ExitSource::Wrapper,
@@ -377,8 +389,14 @@ impl Follow {
         for item in items {
             match item {
                 Item::Line(c) => {
-                    let line = c.line();
-                    if line.contains(WRAPPER_SIGNATURE) || (self.run_only && !self.inside) {
+                    let mut line = c.line();
+                    if line.contains(WRAPPER_SIGNATURE) {
+                        match past_wrapper(line) {
+                            Some(rest) => line = rest,
+                            None => continue,
+                        }
+                    }
+                    if self.run_only && !self.inside {
                         continue;
                     }
                     if self.finished.is_some() && self.run_only {
@@ -438,6 +456,17 @@ impl Follow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_joined_to_a_full_typed_line_is_kept() {
+        let w = typing::wrapper("ab12", "echo after", false, None, false);
+        assert!(w.ends_with(WRAPPER_END));
+        assert_eq!(past_wrapper(&format!("$ {w}after")), Some("after"));
+        assert_eq!(past_wrapper(&format!("$ {w}")), None);
+        assert_eq!(past_wrapper(&format!("$ {w}  ")), None);
+        let z = typing::wrapper("ab12", "echo after", true, Some("/s"), true);
+        assert!(z.ends_with(WRAPPER_END));
+    }
 
     #[test]
     fn wrapper_quotes_the_command_once() {

@@ -76,7 +76,17 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             entry_partial = Some(l);
         }
     }
-    hist.retain(|l| !l.contains(WRAPPER_SIGNATURE));
+    // The echo of a typed wrapper goes; output tmux joined to it stays.
+    hist = hist
+        .into_iter()
+        .filter_map(|l| {
+            if !l.contains(WRAPPER_SIGNATURE) {
+                Some(l)
+            } else {
+                past_wrapper(&l).map(str::to_owned)
+            }
+        })
+        .collect();
     if let Some(s) = &mut f.saver {
         s.write(&hist);
     }
