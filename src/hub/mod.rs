@@ -53,6 +53,7 @@
 mod budget;
 mod client;
 mod conn;
+mod dropped;
 mod feed;
 mod join;
 mod pipe;

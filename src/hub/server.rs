@@ -146,6 +146,7 @@ struct Hub {
     budget: Budget,
     /// Pipe starts queued and running.
     starts: Starts,
+    dropped: super::dropped::Dropped,
 }
 
 /// How long after closing a pane's pipe a "piped" answer is taken for our
@@ -195,6 +196,7 @@ impl Hub {
             stop: Default::default(),
             budget: Budget::new(),
             starts: Starts::default(),
+            dropped: Default::default(),
         })
     }
 
@@ -264,7 +266,7 @@ impl Hub {
             if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return;
             }
-            if self.conns.is_empty() && self.taps.is_empty() {
+            if self.conns.is_empty() && self.taps.is_empty() && !self.dropped.pending() {
                 let since = *self.idle_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= LINGER {
                     return;
@@ -282,6 +284,9 @@ impl Hub {
         let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         if self.conns.is_empty() && self.taps.is_empty() {
             at(self.idle_since.unwrap_or_else(Instant::now) + LINGER);
+        }
+        if self.dropped.any() {
+            at(Instant::now() + super::dropped::LOOK_EVERY);
         }
         for c in self.conns.values() {
             if matches!(c.role, Role::New) {
@@ -609,9 +614,11 @@ impl Hub {
                     }
                 }
             }
-            // A wait that stopped reading is dropped; the others never
-            // wait for it.
+            // A wait that stopped reading is dropped: no other waits for it.
             for w in over {
+                if let Some(c) = self.conns.get(&w) {
+                    self.dropped.note(&c.stream);
+                }
                 self.drop_conn(w);
             }
         }
