@@ -695,15 +695,7 @@ mod tests {
     use super::*;
 
     fn entry(width: usize) -> Entry {
-        Entry {
-            width,
-            row: String::new(),
-            cursor_x: 0,
-            alternate_on: false,
-            at_prompt: false,
-            kernel_echo: false,
-            raw_reader: false,
-        }
+        Entry::blank(width)
     }
 
     fn texts(t: &mut LineTracker, partial: bool) -> Vec<String> {
