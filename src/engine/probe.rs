@@ -26,7 +26,7 @@
 //! nothing: everything then is output.
 
 use super::vt::Hint;
-use crate::sys::procfs;
+use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,9 @@ const CREDIT_LIFE: Duration = Duration::from_millis(250);
 /// How long to watch a line reader after a line ended, to see whether it
 /// took the line (its read returned) or slept on (another writer's).
 const SETTLE: Duration = Duration::from_millis(30);
+/// How long a running shell that just printed its prompt is given to reach
+/// its read of the terminal (on a loaded machine it may wait its turn).
+const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);
 /// The most processes of a pane looked at for what they wrote.
 const TREE_CAP: usize = 64;
 /// What typed keys look like to the reading process between two looks:
@@ -136,6 +139,14 @@ pub struct ReaderProbe {
     /// already. (The leader's credit is not paid so: what nobody looked at
     /// may have been anyone's.)
     unpaid: u64,
+    /// At the last look the pane's shell was in the foreground with the
+    /// kernel echoing and not seen reading: it may be about to read a line
+    /// (it just printed a prompt, and runs on its way to the read), and
+    /// what comes next may be typed.
+    shell_about_to_read: bool,
+    /// When a look saw the reader take a line whose end the stream had not
+    /// shown yet.
+    taken_early: Option<Instant>,
     first: Hint,
 }
 
@@ -154,6 +165,8 @@ impl ReaderProbe {
             last_look: None,
             mode: None,
             unpaid: 0,
+            shell_about_to_read: false,
+            taken_early: None,
             first: Hint::default(),
         };
         let l = p.look();
@@ -175,10 +188,17 @@ impl ReaderProbe {
         self.last_look.map(|t| t.elapsed())
     }
 
+    /// The next piece of output should be looked at however soon it comes:
+    /// the pane's shell was about to read a line at the last look, and a
+    /// look is what tells the echo of its line from output.
+    pub fn shell_about_to_read(&self) -> bool {
+        self.shell_about_to_read
+    }
+
     /// `data` arrived and nobody looked: it pays back what was written, so
     /// the next look does not count it again.
     pub fn shown(&mut self, data: &[u8]) {
-        let len = self.written_len(data) as u64;
+        let len = self.written_len(data);
         self.echo.pay(len);
         self.unpaid += len - self.written.pay(len);
     }
@@ -187,12 +207,28 @@ impl ReaderProbe {
     /// ended while a program read a line: watch it a moment to see whether
     /// it took the line.
     pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
+        let about_to_read = self.shell_about_to_read;
         let mut l = self.look();
+        if about_to_read && self.shell_about_to_read && self.written.bytes < self.written_len(data)
+        {
+            l = self.await_shell_read(l);
+        }
         let mut woke = l.took;
+        // A reader that took a line before the stream showed its end took
+        // the line this chunk ends: nothing to watch for.
+        // (Only the next line end of the kernel's echo, soon, is that line's.)
+        let nl = data.contains(&b'\n');
+        let early = if nl { self.taken_early.take() } else { None };
+        let taken_before = line_end && early.is_some_and(|t| t.elapsed() < CREDIT_LIFE);
+        if taken_before {
+            woke = Some(true);
+        } else if l.took == Some(true) && !nl && l.mode == Some(Mode::Canonical) {
+            self.taken_early = Some(Instant::now());
+        }
         // (A reader first seen now: whether it takes the line is watched
         // from here.)
         let fresh = l.took.is_none() && l.line_reader == Some(true);
-        if line_end && (l.took == Some(false) || fresh) && l.wrote == 0 {
+        if line_end && !taken_before && (l.took == Some(false) || fresh) && l.wrote == 0 {
             woke = Some(false);
             // Asleep or about to be: a typed line wakes the reader at once
             // (the kernel hands it the line as it echoes it), but it may
@@ -213,7 +249,14 @@ impl ReaderProbe {
                 }
             }
         }
-        let len = self.written_len(data) as u64;
+        if line_end && woke == Some(true) && !taken_before && l.took != Some(true) {
+            // Taken by what the queue or the reader's writing says, before
+            // a look saw the read: that read, when it comes, is this
+            // line's, not news for the next chunk. (A reader seen to take
+            // it is watched from this look, for the next line.)
+            self.reader = None;
+        }
+        let len = self.written_len(data);
         let onlcr = self.onlcr();
         let written = self.tree_known().then(|| {
             let w = usize::try_from(self.written.pay(len)).unwrap_or(usize::MAX);
@@ -257,9 +300,26 @@ impl ReaderProbe {
         }
     }
 
+    /// The shell was about to read a line at the last look and still is,
+    /// and bytes came that no process of the pane wrote: the kernel's echo
+    /// of keys typed before the shell got to its read, or another writer's.
+    /// A shell that is running is on its way to the read: give it a moment
+    /// to get there (it is then the reader that tells the two apart).
+    fn await_shell_read(&mut self, mut l: Look) -> Look {
+        let until = Instant::now() + SHELL_ON_ITS_WAY;
+        while self.shell_about_to_read
+            && Instant::now() < until
+            && procfs::tty_read_state(self.pane_pid, &self.tty) == Some(ReadState::Running)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+            l = self.look();
+        }
+        l
+    }
+
     /// The bytes a program wrote to show `data` (see `tty::written_len`).
-    fn written_len(&mut self, data: &[u8]) -> usize {
-        tty::written_len(data, self.onlcr())
+    fn written_len(&mut self, data: &[u8]) -> u64 {
+        tty::written_len(data, self.onlcr()) as u64
     }
 
     /// The terminal adds a carriage return before each line feed: as last
@@ -285,6 +345,7 @@ impl ReaderProbe {
             self.tree.clear();
             self.reader = None;
             self.unpaid = 0;
+            self.shell_about_to_read = false;
             return Look::default();
         };
         let was_raw = self.leader.is_some_and(|(pid, _)| pid == fg)
@@ -361,13 +422,21 @@ impl ReaderProbe {
                 .collect();
             let mut found = None;
             let mut unknown = false;
+            let mut running = false;
             for pid in group {
-                match procfs::reading_tty(pid, &self.tty) {
-                    Some(Some(_)) => {
+                match procfs::tty_read_state(pid, &self.tty) {
+                    Some(ReadState::Reading(_)) => {
                         found = Some(pid);
                         break;
                     }
-                    Some(None) => {}
+                    // A leader that runs may be on its way into its read,
+                    // or back from a wake-up that was not its line (each
+                    // typed key wakes a line reader): it cannot tell.
+                    Some(ReadState::Running) if pid == fg => {
+                        running = true;
+                        unknown = true;
+                    }
+                    Some(_) => {}
                     None => unknown = true,
                 }
             }
@@ -379,8 +448,16 @@ impl ReaderProbe {
                 Some(false)
             };
             look.took = self.reader.map(|(pid, r)| took_input(pid, r));
-            self.reader = found.and_then(|pid| procfs::io(pid, false).map(|io| (pid, io.read)));
+            // (The reader seen last time, running now and having read
+            // nothing yet, is still watched: whether it takes the line
+            // shows in what it reads.)
+            if found.is_some() || !running || look.took != Some(false) {
+                self.reader = found.and_then(|pid| procfs::io(pid, false).map(|io| (pid, io.read)));
+            }
+            self.shell_about_to_read =
+                look.shell && look.mode == Some(Mode::Canonical) && look.line_reader != Some(true);
         } else {
+            self.shell_about_to_read = false;
             look.line_reader = look.mode.map(|_| false);
             look.took = self.reader.map(|(pid, r)| took_input(pid, r));
             self.reader = None;

@@ -239,17 +239,55 @@ pub fn fd_target(pid: u32, fd: u64) -> Option<PathBuf> {
 /// from where it sleeps: the terminal's line discipline sleeps in
 /// `wait_woken`, with its standard input the terminal. None: cannot tell.
 pub fn reading_tty(pid: u32, tty: &str) -> Option<Option<TtyRead>> {
+    tty_read_state(pid, tty).map(|s| match s {
+        ReadState::Reading(r) => Some(r),
+        ReadState::Running | ReadState::Elsewhere => None,
+    })
+}
+
+/// Where a process stands with respect to reading its terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadState {
+    /// Asleep in a read of the terminal.
+    Reading(TtyRead),
+    /// Running (or waiting for a processor): on its way into a call, or
+    /// back from one (a line reader wakes for each key typed).
+    Running,
+    /// Asleep in something else, stopped, or gone.
+    Elsewhere,
+}
+
+/// Like [`reading_tty`], telling a running process from one asleep
+/// elsewhere. The call decides where the kernel shows it: a process
+/// between two looks at `/proc` may have woken or slept again.
+pub fn tty_read_state(pid: u32, tty: &str) -> Option<ReadState> {
     let st = stat(pid)?;
-    if st.state != 'S' {
-        return Some(None);
+    if !matches!(st.state, 'S' | 'R') {
+        return Some(ReadState::Elsewhere);
     }
-    if let Some(sc) = syscall(pid) {
-        let yes = sc.nr == SYS_READ && names_tty(pid, sc.arg0, tty);
-        return Some(yes.then_some(TtyRead { count: sc.arg2 }));
+    if available()
+        && let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+    {
+        return Some(match parse_syscall(&text) {
+            Some(sc) if sc.nr == SYS_READ && names_tty(pid, sc.arg0, tty) => {
+                ReadState::Reading(TtyRead { count: sc.arg2 })
+            }
+            Some(_) => ReadState::Elsewhere,
+            None if text.starts_with("running") => ReadState::Running,
+            None => return None,
+        });
+    }
+    if st.state == 'R' {
+        return Some(ReadState::Running);
     }
     let w = wchan(pid)?;
-    let yes = w == "wait_woken" && names_tty(pid, 0, tty);
-    Some(yes.then_some(TtyRead { count: None }))
+    Some(if w == "wait_woken" && names_tty(pid, 0, tty) {
+        ReadState::Reading(TtyRead { count: None })
+    } else if w == "0" {
+        ReadState::Running
+    } else {
+        ReadState::Elsewhere
+    })
 }
 
 fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {

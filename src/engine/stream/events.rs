@@ -96,6 +96,7 @@ impl StreamSource {
                         self.probe.hint_for(&data, line_end)
                     } else if data.len() <= SMALL_CHUNK
                         && (self.look_next
+                            || self.probe.shell_about_to_read()
                             || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
                     {
                         self.probe.hint_for(&data, false)
@@ -111,8 +112,13 @@ impl StreamSource {
                     // prompt (PS2) and read again at once.
                     self.look_next = reading;
                     if let Some(t) = &mut self.trace {
-                        let _ =
-                            writeln!(t, "{:?} {:?} {hint:?}", at, String::from_utf8_lossy(&data));
+                        let _ = writeln!(
+                            t,
+                            "{:?} {:?} {hint:?} about={}",
+                            at,
+                            String::from_utf8_lossy(&data),
+                            self.probe.shell_about_to_read()
+                        );
                     }
                     self.tracker.feed_hinted(&data, at, hint);
                     self.output_seen = true;

@@ -219,7 +219,9 @@ impl Feed {
             let line_end = self.tracker.kernel_echo() && d.contains(&b'\n');
             self.probe.hint_for(d, line_end)
         } else if d.len() <= SMALL_CHUNK
-            && (self.look_next || self.probe.since_last().is_none_or(|x| x >= LOOK_EVERY))
+            && (self.look_next
+                || self.probe.shell_about_to_read()
+                || self.probe.since_last().is_none_or(|x| x >= LOOK_EVERY))
         {
             self.probe.hint_for(d, false)
         } else {
