@@ -163,17 +163,22 @@ fn until_a_line_in_the_middle_of_a_loop() {
         );
         let mut got = strings(&v, "output");
         let o = output(&s, &p, &["--until", "^L25$", "--timeout", "20"]);
-        assert_eq!(o["reason"], "until", "{sh}: {o}");
+        // (On a loaded machine the loop may have ended before the call:
+        // then it says so, with every line.)
+        let ended = o["finished"] == true;
+        assert!(o["reason"] == "until" || ended, "{sh}: {o}");
         got.extend(strings(&o, "lines"));
         assert!(got.contains(&"L25".to_owned()), "{sh}: {got:?}");
         let end = Instant::now() + Duration::from_secs(30);
-        loop {
+        let mut finished = ended;
+        while !finished {
             let o = output(&s, &p, &["--timeout", "5"]);
             got.extend(strings(&o, "lines"));
-            if o["finished"] == true {
-                break;
-            }
-            assert!(Instant::now() < end, "{sh}: never finished: {o}");
+            finished = o["finished"] == true;
+            assert!(
+                finished || Instant::now() < end,
+                "{sh}: never finished: {o}"
+            );
         }
         assert_eq!(got, numbered(40), "{sh}");
     }
