@@ -43,6 +43,11 @@ const CREDIT_LIFE: Duration = Duration::from_millis(250);
 /// How long to watch a line reader after a line ended, to see whether it
 /// took the line (its read returned) or slept on (another writer's).
 const SETTLE: Duration = Duration::from_millis(30);
+/// Output in pieces at most this big is looked at (a prompt, echo, a
+/// question); a flood goes by with a look now and then.
+pub const SMALL_CHUNK: usize = 512;
+/// The most often output nobody reads is looked at otherwise.
+pub const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// How long a running shell that just printed its prompt is given to reach
 /// its read of the terminal (on a loaded machine it may wait its turn).
 const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);
@@ -193,6 +198,17 @@ impl ReaderProbe {
     /// look is what tells the echo of its line from output.
     pub fn shell_about_to_read(&self) -> bool {
         self.shell_about_to_read
+    }
+
+    /// Whether `data`, which came while no line is read, is worth a look:
+    /// a small piece, when the last chunk was read by a shell (`look_next`:
+    /// it may print its next prompt and read again at once), when the
+    /// shell may be about to read, or now and then.
+    pub fn wants_look(&self, data: &[u8], look_next: bool) -> bool {
+        data.len() <= SMALL_CHUNK
+            && (look_next
+                || self.shell_about_to_read
+                || self.since_last().is_none_or(|d| d >= LOOK_EVERY))
     }
 
     /// `data` arrived and nobody looked: it pays back what was written, so
@@ -368,12 +384,16 @@ impl ReaderProbe {
                 look.reads = b.reads.saturating_sub(a.reads);
             }
             (Some((pid, a)), _) => {
-                self.echo = Credit::default();
                 self.last_read = None;
+                // What it wrote and the stream has not shown yet is still
+                // its own (a shell that took a line and ran it between
+                // two chunks of its echo).
                 if let Some(b) = procfs::io(pid, false) {
                     look.left = true;
                     look.wrote = b.wrote.saturating_sub(a.wrote);
                     look.read = b.read.saturating_sub(a.read);
+                } else {
+                    self.echo = Credit::default();
                 }
             }
             _ => {

@@ -94,11 +94,7 @@ impl StreamSource {
                     let hint = if reading {
                         let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
                         self.probe.hint_for(&data, line_end)
-                    } else if data.len() <= SMALL_CHUNK
-                        && (self.look_next
-                            || self.probe.shell_about_to_read()
-                            || self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY))
-                    {
+                    } else if self.probe.wants_look(&data, self.look_next) {
                         self.probe.hint_for(&data, false)
                     } else {
                         self.probe.shown(&data);

@@ -12,7 +12,7 @@
 //! Queries go through tmux command clients (a few milliseconds each), never
 //! through a client attached to a session.
 
-use super::probe::ReaderProbe;
+use super::probe::{LOOK_EVERY, ReaderProbe};
 use super::shell::{self, Reads, line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
@@ -64,12 +64,6 @@ const ALIGN_TIME: Duration = Duration::from_millis(400);
 /// Events (chunks of at most 256 KiB) queued between the hub's reader and
 /// the wait.
 const EVENTS_QUEUED: usize = 32;
-/// While no shell reads a line, only chunks this small (a prompt, a
-/// shell's own line) are worth asking the terminal about, and at most this
-/// often.
-const SMALL_CHUNK: usize = 512;
-const LOOK_EVERY: Duration = Duration::from_millis(10);
-
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}";
 const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
 

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// Bracketed paste on: a shell starts reading a line.
+pub(super) const PASTE_ON: &[u8] = b"\x1b[?2004h";
+
 impl State {
     pub(super) fn origin_now(&mut self) -> Origin {
         match self.input {
@@ -17,6 +20,27 @@ impl State {
             InputState::Kernel | InputState::Raw if self.attributed => Origin::New,
             InputState::Kernel | InputState::Raw => Origin::Echo,
         }
+    }
+
+    /// The chunk after one that ended switching bracketed paste on, with
+    /// nothing on its line yet: the shell's prompt (bash switches it on and
+    /// writes its prompt in two writes, which tmux may pass on apart), if
+    /// the shell wrote it in the prompt's window; else what comes is the
+    /// echo of keys (or, not the shell's, another writer's output).
+    pub(super) fn prompt_goes_on(&mut self) {
+        if !std::mem::take(&mut self.prompt_chunk_over) {
+            return;
+        }
+        if let InputState::Prompt { until: Some(t) } = self.input
+            && (self.hint.reader_wrote == Some(false) || self.now > t)
+        {
+            self.input = InputState::Input;
+        }
+    }
+
+    /// The line under the cursor shows anything but blanks.
+    pub(super) fn has_text(&self) -> bool {
+        self.cells.iter().any(|c| c.ch != ' ' && c.ch != '\0')
     }
 
     /// A program started or stopped reading a line with the kernel's echo,

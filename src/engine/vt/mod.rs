@@ -280,6 +280,8 @@ struct State {
     /// A raw reader's typed line ended: what it writes is output until
     /// keys are typed again (see [`LineTracker::feed_raw`]).
     raw_line_done: bool,
+    /// A chunk ended in the prompt's window (see `prompt_goes_on`).
+    prompt_chunk_over: bool,
     /// The kernel-echo reader took a line since the current line began:
     /// that line, when it ends, was typed (the wake may be seen with one
     /// chunk of its echo and its line feed come in the next).
@@ -335,6 +337,7 @@ impl LineTracker {
                 hint: Hint::default(),
                 attributed: true,
                 raw_line_done: false,
+                prompt_chunk_over: false,
                 line_taken: false,
                 held: None,
                 transcript: VecDeque::new(),
@@ -365,6 +368,7 @@ impl LineTracker {
     pub fn feed_hinted(&mut self, data: &[u8], at: Instant, hint: Hint) {
         self.state.now = at;
         self.state.hint = hint;
+        self.state.prompt_goes_on();
         self.state.tick();
         self.state.observe();
         self.state.note_taken();
@@ -386,10 +390,14 @@ impl LineTracker {
             _ => self.feed_output(data),
         }
         // A shell writes its prompt with (or right after) switching
-        // bracketed paste on, in one write; what comes in a later chunk is
-        // the echo of keys, however soon (a script typing at once).
+        // bracketed paste on; a later chunk is the echo of keys, however
+        // soon, unless the prompt is still to come (`prompt_goes_on`).
         if let InputState::Prompt { until: Some(_) } = self.state.input {
-            self.state.input = InputState::Input;
+            let to_come = data.ends_with(echo::PASTE_ON) && !self.state.has_text();
+            self.state.prompt_chunk_over = to_come;
+            if !to_come {
+                self.state.input = InputState::Input;
+            }
         }
     }
 
@@ -809,6 +817,36 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].text, "$ ");
         assert_eq!(c[0].line(), "$ ls");
+    }
+
+    #[test]
+    fn a_prompt_in_a_chunk_of_its_own_is_still_the_prompt() {
+        // bash switches bracketed paste on and writes its prompt in two
+        // writes, which tmux may pass on apart: the next chunk is the
+        // prompt (zsh writes its prompt first: what follows is echo).
+        let t0 = Instant::now();
+        let soon = t0 + Duration::from_millis(5);
+        let shell = hint(true, true, None);
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"done\r\n", t0);
+        assert_eq!(lines(&mut t, true), ["done"]);
+        t.feed(b"\x1b[?2004h", t0);
+        t.feed_hinted(b"PROMPT> ", soon, shell);
+        assert_eq!(lines(&mut t, true), ["PROMPT> "]);
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"$ \x1b[?2004h", t0);
+        t.feed_hinted(b"ls", soon, shell);
+        assert_eq!(lines(&mut t, true), ["$ "]);
+        // Past the prompt's window it is echo.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b[?2004h", t0);
+        t.feed_hinted(b"ls", t0 + PROMPT_WINDOW * 2, shell);
+        assert!(lines(&mut t, true).is_empty());
+        // Another writer's line just after it is output.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b[?2004h", t0);
+        t.feed_hinted(b"BG\r\n", soon, hint(false, false, None));
+        assert_eq!(lines(&mut t, true), ["BG"]);
     }
 
     #[test]

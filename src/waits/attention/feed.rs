@@ -9,7 +9,7 @@
 //! need: history captures, cursors and the alignment of separate queries
 //! with the stream. A pane costs two descriptors and no thread.
 
-use crate::engine::probe::ReaderProbe;
+use crate::engine::probe::{LOOK_EVERY, ReaderProbe, SMALL_CHUNK};
 use crate::engine::shell::{self, Reads, line_editor_active, tty_width};
 use crate::engine::vt::{Entry, Hint, Item, LineTracker};
 use crate::error::{Error, Kind, Result};
@@ -22,10 +22,6 @@ use std::time::{Duration, Instant};
 
 /// How often the pane's width is looked at while output flows.
 const WIDTH_EVERY: Duration = Duration::from_millis(100);
-/// While no shell reads a line, only chunks this small are worth asking
-/// the terminal about, at most this often (as the stream engine does).
-const SMALL_CHUNK: usize = 512;
-const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// The most bytes taken from one pane per turn of the loop, so a flood in
 /// one pane does not starve the others.
 const TURN_BYTES: usize = 1 << 20;
@@ -218,11 +214,7 @@ impl Feed {
         let hint = if reading {
             let line_end = self.tracker.kernel_echo() && d.contains(&b'\n');
             self.probe.hint_for(d, line_end)
-        } else if d.len() <= SMALL_CHUNK
-            && (self.look_next
-                || self.probe.shell_about_to_read()
-                || self.probe.since_last().is_none_or(|x| x >= LOOK_EVERY))
-        {
+        } else if self.probe.wants_look(d, self.look_next) {
             self.probe.hint_for(d, false)
         } else {
             self.probe.shown(d);
