@@ -193,9 +193,8 @@ impl ReaderProbe {
         self.last_look.map(|t| t.elapsed())
     }
 
-    /// The next piece of output should be looked at however soon it comes:
-    /// the pane's shell was about to read a line at the last look, and a
-    /// look is what tells the echo of its line from output.
+    /// The pane's shell may be about to read a line (see `wants_look`):
+    /// the next piece of output is looked at however soon it comes.
     pub fn shell_about_to_read(&self) -> bool {
         self.shell_about_to_read
     }
