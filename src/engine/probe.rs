@@ -149,6 +149,8 @@ pub struct ReaderProbe {
     /// (it just printed a prompt, and runs on its way to the read), and
     /// what comes next may be typed.
     shell_about_to_read: bool,
+    /// That shell was running (on its way into its read).
+    shell_running: bool,
     /// When a look saw the reader take a line whose end the stream had not
     /// shown yet.
     taken_early: Option<Instant>,
@@ -171,6 +173,7 @@ impl ReaderProbe {
             mode: None,
             unpaid: 0,
             shell_about_to_read: false,
+            shell_running: false,
             taken_early: None,
             first: Hint::default(),
         };
@@ -322,10 +325,7 @@ impl ReaderProbe {
     /// to get there (it is then the reader that tells the two apart).
     fn await_shell_read(&mut self, mut l: Look) -> Look {
         let until = Instant::now() + SHELL_ON_ITS_WAY;
-        while self.shell_about_to_read
-            && Instant::now() < until
-            && procfs::tty_read_state(self.pane_pid, &self.tty) == Some(ReadState::Running)
-        {
+        while self.shell_about_to_read && self.shell_running && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
             l = self.look();
         }
@@ -475,6 +475,7 @@ impl ReaderProbe {
             }
             self.shell_about_to_read =
                 look.shell && look.mode == Some(Mode::Canonical) && look.line_reader != Some(true);
+            self.shell_running = look.shell && running;
         } else {
             self.shell_about_to_read = false;
             look.line_reader = look.mode.map(|_| false);
