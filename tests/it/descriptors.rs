@@ -6,7 +6,7 @@
 //! waits get the low limits. Linux only: it reads /proc and uses prlimit.
 #![cfg(target_os = "linux")]
 
-use crate::common::{DEADLINE, TestServer};
+use crate::common::{DEADLINE, TestServer, alone};
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -241,6 +241,7 @@ fn six_hundred_waits_on_six_hundred_panes_under_soft_limits_of_1024_and_256() {
         eprintln!("skipped: the hard open-files limit is below 4096");
         return;
     }
+    let _alone = alone();
     let s = TestServer::new();
     let t0 = Instant::now();
     let panes = panes(&s, 600);
@@ -261,14 +262,16 @@ fn six_hundred_waits_on_six_hundred_panes_under_soft_limits_of_1024_and_256() {
                         p,
                         "--pattern",
                         &marker(i),
+                        // (Only a bound: arming 600 waits takes tens of
+                        // seconds on a loaded machine.)
                         "--timeout",
-                        "60",
+                        "600",
                         "--json",
                     ],
                 ))
             })
             .collect();
-        let early = until_armed_or_ended(&s, &panes, &mut waits, Duration::from_secs(60));
+        let early = until_armed_or_ended(&s, &panes, &mut waits, Duration::from_secs(300));
         assert!(
             early.is_empty(),
             "soft limit {soft}: {} waits ended before their marker, e.g. {} {}",
@@ -312,6 +315,7 @@ fn waits_past_the_hubs_limit_fail_at_once_and_the_others_match() {
         eprintln!("skipped: the hard open-files limit is below 1024");
         return;
     }
+    let _alone = alone();
     let s = TestServer::new();
     let panes = panes(&s, 150);
     // Hard and soft 128: the hub, started by one of these waits, cannot
@@ -333,13 +337,13 @@ fn waits_past_the_hubs_limit_fail_at_once_and_the_others_match() {
                     "--pattern",
                     &marker(i),
                     "--timeout",
-                    "60",
+                    "600",
                     "--json",
                 ],
             ))
         })
         .collect();
-    let refused = until_armed_or_ended(&s, &panes, &mut waits, Duration::from_secs(40));
+    let refused = until_armed_or_ended(&s, &panes, &mut waits, Duration::from_secs(300));
     let hub = s.hub_pids().pop().expect("a hub");
     assert_eq!(limits_of(&hub), ("128".into(), "128".into()));
     assert!(fds_of(&hub) <= 128);

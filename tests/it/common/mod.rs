@@ -50,6 +50,49 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{n}-{t}", std::process::id())
 }
 
+/// Turns at the machine: a test that loads it with hundreds of processes
+/// (a pane and a wait each) runs alone ([`alone`]); every other test takes
+/// a shared turn with its first server. On two cores, such a test beside
+/// one that watches a shell in real time tests the scheduler, not
+/// tmux-wait: it stretches the other's every look at the kernel by tens
+/// of milliseconds at a time.
+static TURNS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    /// This test thread's shared turn (held until the test's thread ends),
+    /// or that it runs alone.
+    static TURN: std::cell::RefCell<Turn> = const { std::cell::RefCell::new(Turn::None) };
+}
+
+enum Turn {
+    None,
+    Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
+    Alone,
+}
+
+/// Run the calling test alone: wait for the tests running beside it to
+/// end, and keep the others waiting until the guard drops.
+pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    let guard = TURNS.write().unwrap_or_else(|e| e.into_inner());
+    TURN.with(|t| *t.borrow_mut() = Turn::Alone);
+    guard
+}
+
+/// Take a shared turn for the test running on this thread (libtest runs
+/// each test on a thread named after it; threads a test starts itself
+/// have no name and run in their test's turn).
+fn shared_turn() {
+    if std::thread::current().name().is_none_or(|n| n == "main") {
+        return;
+    }
+    TURN.with(|t| {
+        let mut t = t.borrow_mut();
+        if matches!(*t, Turn::None) {
+            *t = Turn::Shared(TURNS.read().unwrap_or_else(|e| e.into_inner()));
+        }
+    });
+}
+
 pub struct TestServer {
     dir: tempfile::TempDir,
     pub socket: PathBuf,
@@ -81,6 +124,7 @@ impl TestServer {
     }
 
     pub fn with(o: Options) -> Self {
+        shared_turn();
         let dir = tempfile::Builder::new()
             .prefix("tw")
             .tempdir()
