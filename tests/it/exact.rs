@@ -133,16 +133,28 @@ fn output_follows_a_loop_line_by_line() {
         );
         assert_eq!(v["timed_out"], true, "{sh}: {v}");
         let mut got = strings(&v, "output");
+        // Each call's answer, for the message if a line goes missing.
+        let mut calls = vec![v.to_string()];
         let end = Instant::now() + Duration::from_secs(30);
         let last = loop {
             let o = output(&s, &p, &["--timeout", "5"]);
             got.extend(strings(&o, "lines"));
+            calls.push(o.to_string());
             if o["finished"] == true {
                 break o;
             }
-            assert!(Instant::now() < end, "{sh}: never finished: {o}");
+            assert!(
+                Instant::now() < end,
+                "{sh}: never finished; the calls said\n{}",
+                calls.join("\n")
+            );
         };
-        assert_eq!(got, numbered(60), "{sh}");
+        assert_eq!(
+            got,
+            numbered(60),
+            "{sh}: the calls said\n{}",
+            calls.join("\n")
+        );
         assert_eq!(last["exit_status"], 5, "{sh}: {last}");
         assert_eq!(last["exit_source"], "wrapper", "{sh}: {last}");
     }
