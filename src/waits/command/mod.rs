@@ -77,6 +77,31 @@ fn past_wrapper(line: &str) -> Option<&str> {
     let rest = &line[i + WRAPPER_END.len()..];
     (!rest.trim().is_empty()).then_some(rest)
 }
+/// The rows a typed wrapper's echo left after a cursor saved while it was
+/// still being typed (a `run` that timed out at once): the leading rows up
+/// to the one that ends the wrapper of run `id`, and what follows the
+/// wrapper on that row (output tmux joined to it). A shell's line editor
+/// may break a long line into rows of its own, none of which need hold
+/// the wrapper's signature; the rows are matched together, spaces aside (a
+/// row's trailing space is trimmed). None when no such end is there.
+fn wrapper_rows(rows: &[String], id: &str) -> Option<(usize, Option<String>)> {
+    // A wrapper is at most MAX_COMMAND_BYTES and some: rows of 10 columns.
+    const MOST_ROWS: usize = MAX_COMMAND_BYTES / 10;
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let end_mark = squash(&format!("{id};E;%d"));
+    let end = squash(WRAPPER_END);
+    let mut joined = String::new();
+    for (i, row) in rows.iter().enumerate().take(MOST_ROWS) {
+        joined.push_str(&squash(row));
+        if let Some(m) = joined.find(&end_mark)
+            && joined[m..].contains(&end)
+        {
+            return Some((i + 1, past_wrapper(row).map(str::to_owned)));
+        }
+    }
+    None
+}
+
 /// Interactive programs' prompts, matched against the unfinished last line
 /// (trailing spaces removed).
 pub(crate) const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
@@ -466,6 +491,58 @@ mod tests {
         assert_eq!(past_wrapper(&format!("$ {w}  ")), None);
         let z = typing::wrapper("ab12", "echo after", true, Some("/s"), true);
         assert!(z.ends_with(WRAPPER_END));
+    }
+
+    #[test]
+    fn a_wrappers_rows_are_found_however_they_were_cut() {
+        let w = wrapper(
+            "abc123",
+            "for i in 1 2; do echo L$i; done",
+            false,
+            Some("/tmp/x"),
+            true,
+        );
+        let text = format!("% {w}");
+        let rows = |cut: usize| -> Vec<String> {
+            let chars: Vec<char> = text.chars().collect();
+            let mut rows: Vec<String> = chars
+                .chunks(cut)
+                .map(|c| c.iter().collect::<String>().trim_end().to_owned())
+                .collect();
+            rows.push("L1".into());
+            rows.push("L2".into());
+            rows
+        };
+        for cut in [7, 20, 31, 100] {
+            let r = rows(cut);
+            // Any tail of the echo, down to the row that holds the end
+            // mark: the rows up to the wrapper's end are echo.
+            let n = r.len() - 2;
+            for start in 0..n {
+                let tail = &r[start..];
+                let before_end = tail[..tail.len() - 2]
+                    .iter()
+                    .map(|l| l.replace(' ', ""))
+                    .collect::<String>();
+                if !before_end.contains("abc123;E;%d") {
+                    continue;
+                }
+                assert_eq!(
+                    wrapper_rows(tail, "abc123"),
+                    Some((n - start, None)),
+                    "cut {cut}, from row {start}"
+                );
+            }
+        }
+        // Another run's wrapper, or none, is not this run's.
+        assert_eq!(wrapper_rows(&rows(31), "other"), None);
+        assert_eq!(wrapper_rows(&["L1".into(), "L2".into()], "abc123"), None);
+        // Output tmux joined to the wrapper's last row stays.
+        let joined = vec![format!("% {w}first line")];
+        assert_eq!(
+            wrapper_rows(&joined, "abc123"),
+            Some((1, Some("first line".into())))
+        );
     }
 
     #[test]

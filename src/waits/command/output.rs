@@ -51,9 +51,22 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     if located.skip_first && !hist.is_empty() {
         hist.remove(0);
     }
+    // A run that timed out while its wrapper was still being typed: the
+    // rest of the wrapper's echo is no output.
+    let mut wrapper_cut = false;
+    if let Some(id) = rec.as_ref().and_then(|r| r.run.as_deref())
+        && let Some((n, rest)) = wrapper_rows(&hist, id)
+    {
+        hist.drain(..n);
+        if let Some(rest) = rest {
+            hist.insert(0, rest);
+        }
+        wrapper_cut = true;
+    }
     // The row the cursor was saved on held a prompt (the shell's, or a
     // program's question): what now follows that prompt on it was typed.
-    let typed_at_prompt = !located.skip_first
+    let typed_at_prompt = !wrapper_cut
+        && !located.skip_first
         && located.missed == Missed::None
         && rec.as_ref().is_some_and(|r| {
             r.prompt
