@@ -261,12 +261,30 @@ pub struct Place {
     pub drawn_below: Option<usize>,
 }
 
-pub fn stream_place(rows: &[String], at: usize, drawn: &[String], exact: bool) -> Place {
+pub fn stream_place(
+    rows: &[String],
+    at: usize,
+    drawn: &[String],
+    exact: bool,
+    by_number: Option<usize>,
+) -> Place {
     let mut place = Place {
         ahead: 0,
         sure: exact,
         drawn_below: None,
     };
+    // The stream's cursor row by its number (`by_number`, the index in
+    // `rows`), where the rows agree there: at or above the captured
+    // cursor's, it is the place for sure, however few rows the stream drew
+    // (one, when it brought no line since its entry: no rows to match).
+    if let Some(p) = by_number
+        && p <= at
+        && agrees_at(rows, drawn, p)
+    {
+        place.sure = true;
+        place.ahead = p as i64 - at as i64;
+        return place;
+    }
     let alignment = align(rows, at, drawn);
     match alignment {
         Alignment::Ahead(0) => {}
@@ -295,10 +313,6 @@ pub fn stream_place(rows: &[String], at: usize, drawn: &[String], exact: bool) -
     place
 }
 
-/// Where a stream that stopped stands in a capture taken later (rows up
-/// to and including the captured cursor's): the index of the row its
-/// cursor was on (which may have grown since), and whether no other place
-/// matches. `drawn` are the rows the stream drew, its cursor row last.
 /// The stream's rows end at row `p` of `capture`: its cursor row begins
 /// row `p` (which may have grown since), and the rows above it that both
 /// hold (up to `ALIGN_ROWS`) are the same.
@@ -546,18 +560,41 @@ mod tests {
     fn a_capture_ahead_of_the_stream_places_the_cursor_behind() {
         let rows = v(&["L21", "L22", "L23", "L24", "L25", ""]);
         let drawn = v(&["L21", "L22", "L23", "L24", ""]);
-        let p = stream_place(&rows, 5, &drawn, true);
+        let p = stream_place(&rows, 5, &drawn, true, None);
         assert_eq!((p.ahead, p.sure, p.drawn_below), (-1, true, None));
         // In step: nothing moves.
-        let p = stream_place(&rows, 5, &v(&["L23", "L24", "L25", ""]), true);
+        let p = stream_place(&rows, 5, &v(&["L23", "L24", "L25", ""]), true, None);
         assert_eq!((p.ahead, p.sure), (0, true));
         // The stream ahead (output went on after the capture).
         let drawn = v(&["L23", "L24", "L25", "L26", ""]);
-        let p = stream_place(&rows, 5, &drawn, false);
+        let p = stream_place(&rows, 5, &drawn, false, None);
         assert_eq!((p.ahead, p.sure, p.drawn_below), (1, true, Some(1)));
         // Its own row half drawn: the same row.
-        let p = stream_place(&rows, 4, &v(&["L22", "L23", "L24", "L2"]), true);
+        let p = stream_place(&rows, 4, &v(&["L22", "L23", "L24", "L2"]), true, None);
         assert_eq!(p.ahead, 0);
+    }
+
+    /// The stream brought no line since its entry (one row drawn) while
+    /// tmux drew three more: the rows above the entry, and its number,
+    /// place the cursor where the stream stands, so those three lines are
+    /// the next call's.
+    #[test]
+    fn a_stream_that_drew_one_row_is_placed_behind_the_capture() {
+        let rows = v(&["L53", "L54", "L55", "L56", "L57", "L58", ""]);
+        // Its own row alone: no rows to match, but its number.
+        let p = stream_place(&rows, 6, &v(&[""]), true, Some(3));
+        assert_eq!((p.ahead, p.sure, p.drawn_below), (-3, true, None));
+        // The rows above its entry: matched.
+        let drawn = v(&["L53", "L54", "L55", ""]);
+        let p = stream_place(&rows, 6, &drawn, true, None);
+        assert_eq!((p.ahead, p.sure), (-3, true));
+        // A number the rows do not agree with is not taken.
+        let p = stream_place(&rows, 6, &drawn, true, Some(2));
+        assert_eq!((p.ahead, p.sure), (-3, true));
+        // Repeated lines: the number decides.
+        let rows = v(&["x", "", "x", "", "x", ""]);
+        let p = stream_place(&rows, 5, &v(&["x", ""]), true, Some(3));
+        assert_eq!((p.ahead, p.sure), (-2, true));
     }
 
     #[test]

@@ -160,7 +160,7 @@ impl StreamSource {
     /// The rows the stream drew from the entry down, its cursor row last,
     /// when it drew them line by line; and that row's number (see
     /// `tracker_row`) when known.
-    fn drawn_rows(&self) -> (Option<Vec<String>>, Option<i64>) {
+    pub fn drawn_rows(&self) -> (Option<Vec<String>>, Option<i64>) {
         let width = tty_width(&self.pane.pane_tty).unwrap_or(80);
         let Some(tail) = self.tracker.screen_tail() else {
             return (None, None);

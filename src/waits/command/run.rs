@@ -15,8 +15,7 @@ impl Follow {
     ) -> Result<Option<String>> {
         let t = self.pane.pane_id.clone();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let fmt =
-            "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
+        let fmt = "#{pane_id}\t#{pane_pid}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{history_limit}";
         // Taken where the stream stands: with no byte between two syncs
         // around it, the capture shows the pane exactly where the stream
         // has got to (`exact`).
@@ -48,28 +47,27 @@ impl Follow {
         }
         // A dead pane has no pid on tmux 3.8 (0: no program).
         let pid = r.num(1).ok().and_then(|p| u32::try_from(p).ok());
-        let (history, cy, height, width) = (
+        let (history, cy, height, limit) = (
             r.num(2)?.max(0),
             r.num(3)?.max(0),
             r.num(4)?.max(1),
-            r.num(5)?.max(1),
+            r.num(5)?,
         );
         let mut rows = replies[1].clone();
         let offset = rows.len() as i64 - height;
         // Output kept coming around the capture: the stream went on past
-        // it. Its cursor row is found by matching the rows it drew against
-        // the capture, and the rows it drew below the captured cursor are
-        // added to it.
-        let drawn: Vec<String> = self
-            .src
-            .tracker()
-            .screen_tail()
-            .unwrap_or_default()
-            .iter()
-            .flat_map(|l| cursor::split_rows(l, usize::try_from(width).unwrap_or(80)))
-            .collect();
+        // it, or (tmux draws before it writes to the pipe) the capture is
+        // ahead of the stream. The stream's cursor row is found by its
+        // number while tmux trims no history, or by matching the rows it
+        // drew (with the rows above its entry) against the capture; the
+        // rows it drew below the captured cursor are added to it.
+        let (drawn, drawn_row) = self.src.drawn_rows();
+        let drawn = drawn.unwrap_or_default();
         let at = usize::try_from(offset + cy).unwrap_or(0);
-        let place = cursor::stream_place(&rows, at, &drawn, exact);
+        let by_number = drawn_row
+            .filter(|_| history < limit)
+            .and_then(|n| usize::try_from(n - history + offset).ok());
+        let place = cursor::stream_place(&rows, at, &drawn, exact, by_number);
         let (sure, ahead) = (place.sure, place.ahead);
         if let Some(d) = place.drawn_below {
             rows.truncate(at);
