@@ -308,6 +308,33 @@ fn output_at_a_question_returns_it() {
     }
 }
 
+/// A statement typed at a REPL's prompt and not yet entered is not output:
+/// `output` waits for its answer instead of returning the typed line.
+#[test]
+fn a_statement_typed_but_not_entered_is_not_output() {
+    if !installed("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let s = TestServer::new();
+    let p = s.pane.clone();
+    let v = run(&s, &p, &["--timeout", "20"], "python3 -i -q");
+    assert_eq!(v["prompt"], ">>>", "{v}");
+    s.tmux(&["send-keys", "-t", &p, "-l", "print('typed', 6 * 7)"]);
+    s.wait_until(&p, "the statement on the screen", || {
+        s.capture(&p).contains("print('typed', 6 * 7)")
+    });
+    // (It waits: the typed line may come back as the unfinished line,
+    // for context, once the call times out.)
+    let o = output(&s, &p, &["--timeout", "1"]);
+    assert_eq!(o["timed_out"], true, "{o}");
+    s.tmux(&["send-keys", "-t", &p, "Enter"]);
+    let o = output(&s, &p, &["--timeout", "10"]);
+    assert!(strings(&o, "lines").contains(&"typed 42".to_owned()), "{o}");
+    assert_eq!(o["reason"], "prompt", "{o}");
+    s.type_line(&p, "exit()");
+}
+
 /// In a REPL (python3 -i), a typed statement is not output: `output`
 /// after typing returns the answer and the next prompt, and a text wait
 /// for the prompt matches the next one, not the line typed at it.

@@ -85,7 +85,10 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     let mut entry_partial = None;
     if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
         let l = hist.pop().unwrap_or_default();
-        if !at_shell_prompt {
+        // Keys typed at the program's prompt the cursor was saved at (a
+        // REPL's statement, an answer), not yet entered: no output.
+        let typed_there = typed_at_prompt && hist.is_empty();
+        if !at_shell_prompt && !typed_there {
             entry_partial = Some(l);
         }
     }
