@@ -308,8 +308,10 @@ fn output_at_a_question_returns_it() {
     }
 }
 
-/// A statement typed at a REPL's prompt and not yet entered is not output:
-/// `output` waits for its answer instead of returning the typed line.
+/// A statement typed at a REPL's prompt, or an answer typed at a question,
+/// and not yet entered is not output: `output` waits for what the program
+/// writes instead of returning the typed line (which comes back once, for
+/// context).
 #[test]
 fn a_statement_typed_but_not_entered_is_not_output() {
     if !installed("python3") {
@@ -324,15 +326,42 @@ fn a_statement_typed_but_not_entered_is_not_output() {
     s.wait_until(&p, "the statement on the screen", || {
         s.capture(&p).contains("print('typed', 6 * 7)")
     });
-    // (It waits: the typed line may come back as the unfinished line,
-    // for context, once the call times out.)
+    // It waits; the typed line comes back once, for context.
     let o = output(&s, &p, &["--timeout", "1"]);
     assert_eq!(o["timed_out"], true, "{o}");
+    assert_eq!(
+        strings(&o, "lines"),
+        vec![">>> print('typed', 6 * 7)".to_owned()],
+        "{o}"
+    );
     s.tmux(&["send-keys", "-t", &p, "Enter"]);
     let o = output(&s, &p, &["--timeout", "10"]);
     assert!(strings(&o, "lines").contains(&"typed 42".to_owned()), "{o}");
     assert_eq!(o["reason"], "prompt", "{o}");
     s.type_line(&p, "exit()");
+    // The same for an answer typed at a question.
+    let v = run(
+        &s,
+        &p,
+        &["--timeout", "20"],
+        "python3 -c \"print('got', input('Continue? [y/N] '))\"",
+    );
+    assert_eq!(v["prompt"], "Continue? [y/N]", "{v}");
+    s.tmux(&["send-keys", "-t", &p, "-l", "y"]);
+    s.wait_until(&p, "the answer on the screen", || {
+        s.capture(&p).contains("Continue? [y/N] y")
+    });
+    let o = output(&s, &p, &["--timeout", "1"]);
+    assert_eq!(o["timed_out"], true, "{o}");
+    assert_eq!(
+        strings(&o, "lines"),
+        vec!["Continue? [y/N] y".to_owned()],
+        "{o}"
+    );
+    s.tmux(&["send-keys", "-t", &p, "Enter"]);
+    let o = output(&s, &p, &["--timeout", "10"]);
+    assert_eq!(strings(&o, "lines"), vec!["got y".to_owned()], "{o}");
+    assert_eq!(o["exit_status"], 0, "{o}");
 }
 
 /// In a REPL (python3 -i), a typed statement is not output: `output`

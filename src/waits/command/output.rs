@@ -84,12 +84,19 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     f.shown_part = rec.as_ref().map(|r| (r.abs, r.part)).unwrap_or((-1, 0));
     let mut entry_partial = None;
     if !tracker_line.is_empty() && hist.last() == Some(&tracker_line) {
-        let l = hist.pop().unwrap_or_default();
-        // Keys typed at the program's prompt the cursor was saved at (a
-        // REPL's statement, an answer), not yet entered: no output.
-        let typed_there = typed_at_prompt && hist.is_empty();
-        if !at_shell_prompt && !typed_there {
-            entry_partial = Some(l);
+        if typed_at_prompt && hist.len() == 1 {
+            // Keys typed at the program's prompt the cursor was saved at (a
+            // REPL's statement, an answer), not yet entered: the line comes
+            // back for context, as typed, never as output; nor is it shown
+            // again as the unfinished line.
+            if let Some(r) = &rec {
+                f.shown_part = (r.abs, cursor::hash_text(&[&tracker_line]));
+            }
+        } else {
+            let l = hist.pop().unwrap_or_default();
+            if !at_shell_prompt {
+                entry_partial = Some(l);
+            }
         }
     }
     // The echo of a typed wrapper goes; output tmux joined to it stays.
