@@ -320,48 +320,39 @@ fn a_statement_typed_but_not_entered_is_not_output() {
     }
     let s = TestServer::new();
     let p = s.pane.clone();
-    let v = run(&s, &p, &["--timeout", "20"], "python3 -i -q");
-    assert_eq!(v["prompt"], ">>>", "{v}");
-    s.tmux(&["send-keys", "-t", &p, "-l", "print('typed', 6 * 7)"]);
-    s.wait_until(&p, "the statement on the screen", || {
-        s.capture(&p).contains("print('typed', 6 * 7)")
-    });
-    // It waits; the typed line comes back once, for context.
-    let o = output(&s, &p, &["--timeout", "1"]);
-    assert_eq!(o["timed_out"], true, "{o}");
-    assert_eq!(
-        strings(&o, "lines"),
-        vec![">>> print('typed', 6 * 7)".to_owned()],
-        "{o}"
-    );
-    s.tmux(&["send-keys", "-t", &p, "Enter"]);
-    let o = output(&s, &p, &["--timeout", "10"]);
-    assert!(strings(&o, "lines").contains(&"typed 42".to_owned()), "{o}");
-    assert_eq!(o["reason"], "prompt", "{o}");
-    s.type_line(&p, "exit()");
-    // The same for an answer typed at a question.
-    let v = run(
-        &s,
-        &p,
-        &["--timeout", "20"],
-        "python3 -c \"print('got', input('Continue? [y/N] '))\"",
-    );
-    assert_eq!(v["prompt"], "Continue? [y/N]", "{v}");
-    s.tmux(&["send-keys", "-t", &p, "-l", "y"]);
-    s.wait_until(&p, "the answer on the screen", || {
-        s.capture(&p).contains("Continue? [y/N] y")
-    });
-    let o = output(&s, &p, &["--timeout", "1"]);
-    assert_eq!(o["timed_out"], true, "{o}");
-    assert_eq!(
-        strings(&o, "lines"),
-        vec!["Continue? [y/N] y".to_owned()],
-        "{o}"
-    );
-    s.tmux(&["send-keys", "-t", &p, "Enter"]);
-    let o = output(&s, &p, &["--timeout", "10"]);
-    assert_eq!(strings(&o, "lines"), vec!["got y".to_owned()], "{o}");
-    assert_eq!(o["exit_status"], 0, "{o}");
+    // (the program, its prompt, what is typed there, the line it makes,
+    // a line of what the program writes once it is entered)
+    let cases = [
+        (
+            "python3 -c \"print('got', input('Continue? [y/N] '))\"",
+            "Continue? [y/N]",
+            "y",
+            "Continue? [y/N] y",
+            "got y",
+        ),
+        (
+            "python3 -i -q",
+            ">>>",
+            "print('typed', 6 * 7)",
+            ">>> print('typed', 6 * 7)",
+            "typed 42",
+        ),
+    ];
+    for (program, prompt, keys, line, answer) in cases {
+        let v = run(&s, &p, &["--timeout", "20"], program);
+        assert_eq!(v["prompt"], prompt, "{v}");
+        s.tmux(&["send-keys", "-t", &p, "-l", keys]);
+        s.wait_until(&p, "the typed keys on the screen", || {
+            s.capture(&p).contains(line)
+        });
+        // It waits; the typed line comes back once, for context.
+        let o = output(&s, &p, &["--timeout", "1"]);
+        assert_eq!(o["timed_out"], true, "{o}");
+        assert_eq!(strings(&o, "lines"), vec![line.to_owned()], "{o}");
+        s.tmux(&["send-keys", "-t", &p, "Enter"]);
+        let o = output(&s, &p, &["--timeout", "10"]);
+        assert_eq!(strings(&o, "lines")[0], answer, "{o}");
+    }
 }
 
 /// In a REPL (python3 -i), a typed statement is not output: `output`
