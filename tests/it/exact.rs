@@ -160,6 +160,59 @@ fn output_follows_a_loop_line_by_line() {
     }
 }
 
+/// A run whose follower is gone (killed) while dash waits in a builtin
+/// (`wait`, in the foreground, reading nothing) has not ended: `output`
+/// follows on and reports the status the end mark brings, never an end
+/// guessed from the shell being in the foreground.
+#[test]
+fn a_lost_follower_is_no_end_while_the_shell_runs_a_builtin() {
+    if !installed("dash") {
+        eprintln!("skipped: dash is not installed");
+        return;
+    }
+    let s = TestServer::new();
+    let p = s.shell_window("dash", "");
+    let go = crate::common::unique("go");
+    let v = run(
+        &s,
+        &p,
+        &["--timeout", "0.2"],
+        &format!("tmux wait-for {go} & wait; echo END; (exit 5)"),
+    );
+    assert_eq!(v["timed_out"], true, "{v}");
+    let mut follower = None;
+    s.wait_until(&p, "the run's follower to be listed", || {
+        let mut c = s.tw();
+        c.args(["list", "--json"]);
+        follower = run_bounded(c)
+            .json()
+            .as_array()
+            .and_then(|l| l.iter().find(|w| w["kind"] == "run").cloned());
+        follower.is_some()
+    });
+    let pid = follower.unwrap()["pid"].as_u64().unwrap();
+    crate::common::signal(pid, "KILL");
+    s.wait_until(&p, "the follower gone", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    });
+    // Nothing new yet, the command still runs: not finished.
+    let o = output(&s, &p, &["--timeout", "0.5"]);
+    assert_eq!(o["finished"], false, "{o}");
+    s.tmux(&["wait-for", "-S", &go]);
+    let mut calls = Vec::new();
+    let end = Instant::now() + Duration::from_secs(30);
+    let last = loop {
+        let o = output(&s, &p, &["--timeout", "5"]);
+        calls.push(o.to_string());
+        if o["finished"] == true {
+            break o;
+        }
+        assert!(Instant::now() < end, "never finished: {}", calls.join("\n"));
+    };
+    assert_eq!(last["exit_status"], 5, "{}", calls.join("\n"));
+    assert_eq!(last["exit_source"], "wrapper", "{}", calls.join("\n"));
+}
+
 /// `--until` a line in the middle of a loop returns there; the next call
 /// goes on from the line after it.
 #[test]

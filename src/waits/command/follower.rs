@@ -105,8 +105,12 @@ pub(super) fn pending_run_status(f: &mut Follow, socket: &Socket, id: &str) -> R
             });
             return Ok(());
         }
-        if f.foreground() != Fg::Shell {
-            // Still running: its end mark will come.
+        // Still running: its end mark will come. (The shell in the
+        // foreground is not enough: dash runs a loop's builtins and its
+        // command substitutions there, and a stalled follower's status is
+        // then no reason to guess the end; the shell must read its command
+        // line again.)
+        if f.foreground() != Fg::Shell || !f.shell_prompt() {
             return Ok(());
         }
         if !alive || Instant::now() >= patience {

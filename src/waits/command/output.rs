@@ -131,10 +131,16 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         f.store = crate::waits::watch::store_for(&c.socket).ok();
         pending_run_status(&mut f, &c.socket, &id)?;
         // It ended, and something else has started since (a command typed
-        // after it): its status is not the end of what runs now.
-        if f.finished.is_some() && matches!(f.foreground(), Fg::Command(_)) {
+        // after it): its status is not the end of what runs now. An end
+        // only guessed (unobserved) with a command running was no end: the
+        // run stays followed, so its end mark is still taken when it comes.
+        if let Some(fin) = f.finished
+            && matches!(f.foreground(), Fg::Command(_))
+        {
             f.finished = None;
-            f.run = None;
+            if fin.source != ExitSource::Unobserved {
+                f.run = None;
+            }
         }
     }
     // A command was running at the last call, or new lines came since, and
