@@ -156,7 +156,9 @@ impl PollSource {
         if r.text(0) != self.pane.pane_id {
             return Err(self.classify(Error::new(Kind::NoPane, "gone")));
         }
-        if r.flag(2)? {
+        // (tmux 3.8 clears the pid as the program exits, a moment before
+        // it marks the pane dead.)
+        if r.flag(2)? || r.text(1).is_empty() {
             return Err(Error::new(
                 Kind::PaneDied,
                 format!("pane {}{EXITED}", self.pane.pane_id),

@@ -409,8 +409,10 @@ impl PaneState {
         };
         Ok(PaneState {
             pane_id: f[0].to_owned(),
-            pane_pid: small(f[1])?,
-            dead: flag(f[2])?,
+            // tmux 3.8 shows no pid once the pane's program has exited,
+            // marked dead or not yet.
+            pane_pid: if f[1].is_empty() { 0 } else { small(f[1])? },
+            dead: flag(f[2])? || f[1].is_empty(),
             width: small(f[3])?.max(1),
             cursor_x: small(f[4])?,
             cursor_y: small(f[5])?,
@@ -484,12 +486,13 @@ impl PaneInfo {
         Some(PaneInfo {
             pane_id: f[0].to_owned(),
             session_id: f[1].to_owned(),
-            // tmux 3.8 gives a dead pane no pid.
-            pane_pid: match (f[2], f[3]) {
-                ("", "1") => 0,
-                (pid, _) => pid.parse().ok()?,
+            // tmux 3.8 gives a dead pane no pid, nor one whose program has
+            // just exited (marked dead a moment later).
+            pane_pid: match f[2] {
+                "" => 0,
+                pid => pid.parse().ok()?,
             },
-            pane_dead: f[3] == "1",
+            pane_dead: f[3] == "1" || f[2].is_empty(),
             pane_tty: f[4].to_owned(),
             version: Version::parse(f[5]),
         })
@@ -580,7 +583,10 @@ mod tests {
         // tmux 3.8: a dead pane has no pid.
         let p = PaneInfo::parse("%3\t$1\t\t1\t/dev/pts/4\tnext-3.8").unwrap();
         assert!(p.pane_dead);
-        assert_eq!(PaneInfo::parse("%3\t$1\t\t0\t/dev/pts/4\t3.3a"), None);
+        // Nor one whose program has just exited, not yet marked dead.
+        let p = PaneInfo::parse("%3\t$1\t\t0\t/dev/pts/4\tnext-3.8").unwrap();
+        assert!(p.pane_dead);
+        assert_eq!(PaneInfo::parse("%3\t$1\tx\t0\t/dev/pts/4\t3.3a"), None);
     }
 
     #[test]

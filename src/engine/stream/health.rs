@@ -57,8 +57,9 @@ impl StreamSource {
         if r.text(0) != self.pane.pane_id {
             return Err(self.closed());
         }
-        // Dead first: tmux 3.8 shows no pid for a dead pane.
-        if r.flag(2)? {
+        // Dead first: tmux 3.8 shows no pid for a dead pane, nor for one
+        // whose program has just exited (before it is marked dead).
+        if r.flag(2)? || r.text(1).is_empty() {
             return Err(Error::new(
                 Kind::PaneDied,
                 format!(

@@ -212,8 +212,17 @@ impl Follow {
         while let Ok(lines) = socket.run(["display-message", "-p", "-t", &self.pane.pane_id, fmt]) {
             let line = lines.first().cloned().unwrap_or_default();
             let f: Vec<&str> = line.split('\t').collect();
-            if f.first() != Some(&self.pane.pane_id.as_str()) || f.get(1) != Some(&"1") {
+            if f.first() != Some(&self.pane.pane_id.as_str()) {
                 break;
+            }
+            if f.get(1) != Some(&"1") {
+                // Not marked dead yet (its program has only just exited):
+                // a moment more, then it counts as closed, as before.
+                if Instant::now() >= patience {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
             }
             let status = f.get(2).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
                 // Killed by a signal: report it as a shell would.

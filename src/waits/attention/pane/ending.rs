@@ -157,7 +157,9 @@ pub(super) fn pane_now(ctx: &Ctx, pane: &PaneInfo) -> PaneNow {
             let f: Vec<&str> = line.split('\t').collect();
             if f.first() != Some(&pane.pane_id.as_str()) {
                 PaneNow::Closed
-            } else if f.get(2) == Some(&"1") {
+            } else if f.get(2) == Some(&"1") || f.get(1) == Some(&"") {
+                // (tmux 3.8 shows no pid once the program has exited, a
+                // moment before it marks the pane dead.)
                 let status = f.get(3).and_then(|s| s.parse::<i32>().ok()).or_else(|| {
                     f.get(4)
                         .and_then(|s| s.parse::<i32>().ok())
