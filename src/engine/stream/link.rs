@@ -5,8 +5,7 @@ use super::*;
 
 impl StreamSource {
     /// Run `cmds` in one tmux command list at a point of the stream: sync,
-    /// run, let tmux write what it drew to the pipe, sync again, until no
-    /// byte came between the two syncs (then the
+    /// run, sync again, until no byte came between the two syncs (then the
     /// replies show the pane exactly where the stream stands, true) or
     /// `ALIGN_TRIES` attempts passed (false: output kept flowing; the
     /// replies are from within the last attempt).
@@ -28,14 +27,6 @@ impl StreamSource {
             }
             let before = self.sync(deadline)?;
             let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
-            // tmux draws what it reads from the pane before it writes it
-            // to the pipe (the write waits for a later turn of its loop),
-            // so the capture can show bytes the pipe does not hold yet. A
-            // tmux command after it runs on a later turn, once they are
-            // written: the second sync then counts them (not exact).
-            self.socket
-                .run(["display-message", "-p", "-t", &self.pane.pane_id, ""])
-                .map_err(|e| self.classify(e))?;
             let after = self.sync(deadline)?;
             if before == after {
                 return Ok((replies, true));
