@@ -65,11 +65,14 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     }
     // The row the cursor was saved on held a prompt (the shell's, or a
     // program's question): what now follows that prompt on it was typed.
+    // (An empty row held none: a shell that was back at its read before
+    // its prompt reached the stream prints it there afterwards.)
     let typed_at_prompt = !wrapper_cut
         && !located.skip_first
         && located.missed == Missed::None
         && rec.as_ref().is_some_and(|r| {
             r.prompt
+                && r.head.0 > 0
                 && hist.first().is_some_and(|l| {
                     cursor::head_matches(l, r.head)
                         && l.chars().count() > r.head.0
