@@ -35,6 +35,56 @@ impl StreamSource {
         Ok(())
     }
 
+    /// A joined entry that was not exact: the capture shows the pane after
+    /// some of `window`, the bytes that came between its two syncs, not
+    /// knowing which. The stream draws the rest: from the line the
+    /// capture's cursor is on, where the lines of the window tell which
+    /// that is (see [`window_split`]), else all of it (a line then may come
+    /// twice, never not at all).
+    pub(super) fn take_window(&mut self, replies: &[Vec<String>], window: &[u8]) -> Result<()> {
+        let st = PaneState::parse(&replies[0])?;
+        let cy = st.cursor_y as usize;
+        let row = replies[1]
+            .get(cy)
+            .map(|r| r.trim_end().to_owned())
+            .unwrap_or_default();
+        let above = rows_above(&replies[1], cy);
+        let from = match window_split(window, st.width as usize, &above, &row) {
+            Some(b) => {
+                // The stream draws the cursor's line again, from its start:
+                // the capture's copy of it is not the history's.
+                let flows = self.tracker.screen_tail().is_some();
+                self.tracker = LineTracker::new(&Entry {
+                    width: st.width as usize,
+                    row: String::new(),
+                    cursor_x: 0,
+                    alternate_on: st.alternate_on,
+                    at_prompt: false,
+                    kernel_echo: false,
+                    raw_reader: false,
+                });
+                self.tracker.set_final_only(self.final_lines);
+                if !flows {
+                    self.tracker.lose_flow();
+                }
+                while self.history.last().is_some_and(|l| l.trim_end().is_empty()) {
+                    self.history.pop();
+                }
+                if !row.is_empty()
+                    && self.history.last().map(|l| l.trim_end()) == Some(row.as_str())
+                {
+                    self.history.pop();
+                }
+                b
+            }
+            None => 0,
+        };
+        if from < window.len() {
+            self.handle(Event::Data(window[from..].to_vec(), Instant::now()))?;
+        }
+        Ok(())
+    }
+
     /// The pane's state, geometry, entry lines and history from the
     /// replies to [`hub::entry_queries`] (and the history capture after
     /// them, with `from`).
@@ -112,6 +162,87 @@ pub(super) fn flows_from_cursor(rows: &[String], joined: &[String], st: &PaneSta
     true
 }
 
+/// Where in `window` (bytes a pane wrote) a capture of the pane stands:
+/// the earliest line end after which the rows the window drew are the
+/// captured rows above the cursor (`above`, up to three compared; screen
+/// rows of `width`) and the next line starts with the captured cursor's
+/// row (`row`, written up to there). Returns the offset of that line's
+/// first byte; None when no line end agrees (the capture came before the
+/// window, or nothing can tell).
+pub(super) fn window_split(
+    window: &[u8],
+    width: usize,
+    above: &[String],
+    row: &str,
+) -> Option<usize> {
+    // Each line the window ends, as drawn, and where the next begins.
+    let mut ends = Vec::new();
+    let mut texts = Vec::new();
+    let mut start = 0;
+    for (i, b) in window.iter().enumerate() {
+        if *b == b'\n' {
+            texts.push(drawn_text(&window[start..=i]));
+            ends.push(i + 1);
+            start = i + 1;
+        }
+    }
+    let tail = drawn_text(&window[start..]);
+    let width = width.max(1);
+    let row = row.trim_end();
+    for k in 0..ends.len() {
+        let next = texts.get(k + 1).unwrap_or(&tail);
+        if !next.starts_with(row) {
+            continue;
+        }
+        // The rows the window drew up to this line end, the last three.
+        let mut drawn: Vec<String> = Vec::new();
+        for t in texts[..=k].iter().rev() {
+            let mut rows = crate::cursor::split_rows(t, width);
+            rows.reverse();
+            drawn.extend(rows);
+            if drawn.len() >= 3 {
+                break;
+            }
+        }
+        let m = 3.min(above.len()).min(drawn.len());
+        if m == 0 {
+            continue;
+        }
+        let agree = (0..m).all(|j| {
+            let a = above[above.len() - 1 - j].trim_end();
+            let d = drawn[j].trim_end();
+            // (The window's first line may go on a row begun before it.)
+            a == d || (k == 0 && j == m - 1 && a.ends_with(d))
+        });
+        if agree {
+            return Some(ends[k]);
+        }
+    }
+    None
+}
+
+/// The text a piece of output draws on a fresh row (escape sequences
+/// applied, trailing blanks trimmed).
+fn drawn_text(bytes: &[u8]) -> String {
+    let mut t = LineTracker::new(&Entry {
+        width: 10_000,
+        row: String::new(),
+        cursor_x: 0,
+        alternate_on: false,
+        at_prompt: false,
+        kernel_echo: false,
+        raw_reader: false,
+    });
+    t.feed(bytes, Instant::now());
+    let line = t.take_items(true).into_iter().find_map(|i| match i {
+        Item::Line(c) => Some(c.line().to_owned()),
+        Item::Mark(_) => None,
+    });
+    line.unwrap_or_else(|| t.current_line())
+        .trim_end()
+        .to_owned()
+}
+
 /// The few rows above the cursor's (`cy`) in a capture of the screen.
 pub(super) fn rows_above(rows: &[String], cy: usize) -> Vec<String> {
     let end = cy.min(rows.len());
@@ -120,3 +251,41 @@ pub(super) fn rows_above(rows: &[String], cy: usize) -> Vec<String> {
 
 /// How many rows above the cursor's are kept from the entry.
 const ENTRY_CONTEXT: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(r: &[&str]) -> Vec<String> {
+        r.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// Lines of a loop came between the two syncs of an entry; the capture
+    /// shows the pane after some of them. The split is where the capture
+    /// stands, so each line is drawn once.
+    #[test]
+    fn a_window_is_split_where_the_capture_stands() {
+        let w = b"L52\r\nL53\r\nL54\r\n";
+        let above = rows(&["L49", "L50", "L51"]);
+        // The capture came before the window: all of it is new.
+        assert_eq!(window_split(w, 80, &above, ""), None);
+        // After L52 and L53: L54 is new.
+        let above = rows(&["L51", "L52", "L53"]);
+        assert_eq!(window_split(w, 80, &above, ""), Some(10));
+        // After L52, with L53 half drawn on the cursor's row: L53 again.
+        let above = rows(&["L50", "L51", "L52"]);
+        assert_eq!(window_split(w, 80, &above, "L5"), Some(5));
+        // After all of it: nothing is new.
+        let above = rows(&["L52", "L53", "L54"]);
+        assert_eq!(window_split(w, 80, &above, ""), Some(15));
+        // Colours and a prompt after: the rows as drawn.
+        let w = b"\x1b[31mred\x1b[0m\r\n$ ";
+        assert_eq!(
+            window_split(w, 80, &rows(&["x", "red"]), "$"),
+            Some(w.len() - 2)
+        );
+        // A cursor row the next line does not start with: not there.
+        let w = b"a\r\nb\r\n";
+        assert_eq!(window_split(w, 80, &rows(&["a"]), "zz"), None);
+    }
+}

@@ -78,9 +78,19 @@ impl StreamSource {
     }
 
     pub(super) fn handle(&mut self, ev: Event) -> Result<()> {
+        /// The most bytes kept of an entry's window (see `recording`).
+        const RECORD_MAX: usize = 1 << 20;
         match ev {
             Event::Data(data, at) => {
                 self.received += data.len() as u64;
+                if let Some(r) = &mut self.recording {
+                    if r.len() + data.len() <= RECORD_MAX {
+                        r.extend_from_slice(&data);
+                    } else {
+                        // (A flood: no window to line up; as before.)
+                        self.recording = None;
+                    }
+                }
                 if self.streaming {
                     if self.width_checked.elapsed() >= WIDTH_EVERY {
                         self.width_checked = Instant::now();

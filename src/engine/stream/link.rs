@@ -25,12 +25,22 @@ impl StreamSource {
             if last.is_some() && Instant::now() >= give_up {
                 break;
             }
+            // An entry's bytes are not drawn yet: keep those of this attempt.
+            let start = self.received;
+            self.recording = (!self.streaming).then(Vec::new);
             let before = self.sync(deadline)?;
             let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
             let after = self.sync(deadline)?;
+            let recorded = self.recording.take();
             if before == after {
                 return Ok((replies, true));
             }
+            // Those that came between the two syncs.
+            self.entry_window = recorded.and_then(|r| {
+                let from = usize::try_from(before - start).ok()?;
+                let to = usize::try_from(after - start).ok()?;
+                r.get(from..to).map(<[u8]>::to_vec)
+            });
             last = Some(replies);
         }
         Ok((last.unwrap_or_default(), false))

@@ -148,6 +148,11 @@ pub struct StreamSource {
     /// The hub serving this wait (a connection that ends while it lives on
     /// was closed by it: this wait fell too far behind).
     hub_pid: Option<u32>,
+    /// Bytes taken in while not streaming yet (an entry's query under way),
+    /// kept for a joined entry that was not exact (see `take_window`).
+    recording: Option<Vec<u8>>,
+    /// Those of the last attempt, between its two syncs.
+    entry_window: Option<Vec<u8>>,
 }
 
 impl StreamSource {
@@ -257,6 +262,8 @@ impl StreamSource {
             hub_losses: Vec::new(),
             generation: 0,
             hub_pid,
+            recording: None,
+            entry_window: None,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
@@ -300,7 +307,13 @@ impl StreamSource {
                 cmds.extend(extra.iter().cloned());
                 let (replies, exact) = me.aligned_query(&cmds, setup.deadline)?;
                 me.exact_entry = exact;
+                let window = me.entry_window.take();
                 me.take_entry(&replies, from.as_deref())?;
+                // Output kept coming: what came between the syncs is
+                // drawn from where the capture stands in it.
+                if !exact && let Some(w) = window {
+                    me.take_window(&replies, &w)?;
+                }
             }
             hub::Entry::Foreign => {
                 return Err(Error::new(
