@@ -346,6 +346,11 @@ impl ReaderProbe {
         self.mode.is_some_and(|(s, _)| s.is_some_and(|s| s.onlcr))
     }
 
+    /// The foreground leader counted from (for the trace).
+    pub fn leader_pid(&self) -> Option<u32> {
+        self.leader.map(|(pid, _)| pid)
+    }
+
     fn tree_known(&self) -> bool {
         !self.tree.is_empty()
     }
@@ -375,6 +380,7 @@ impl ReaderProbe {
         };
         // The leader: a line editor's echo is its own writing.
         let io = procfs::io(fg, false);
+        let mut kept = None;
         match (self.leader, io) {
             (Some((pid, a)), Some(b)) if pid == fg => {
                 look.same = true;
@@ -383,16 +389,24 @@ impl ReaderProbe {
                 look.reads = b.reads.saturating_sub(a.reads);
             }
             (Some((pid, a)), _) => {
-                self.last_read = None;
                 // What it wrote and the stream has not shown yet is still
                 // its own (a shell that took a line and ran it between
-                // two chunks of its echo).
+                // two chunks of its echo), and so is when it last read
+                // keys: that echo is of keys it read.
                 if let Some(b) = procfs::io(pid, false) {
                     look.left = true;
                     look.wrote = b.wrote.saturating_sub(a.wrote);
                     look.read = b.read.saturating_sub(a.read);
+                    // The new leader not readable yet (a child between
+                    // fork and exec): the old one stays the one counted
+                    // from, so its echo still in the stream keeps its
+                    // credit at the next look.
+                    if io.is_none() {
+                        kept = Some((pid, b));
+                    }
                 } else {
                     self.echo = Credit::default();
+                    self.last_read = None;
                 }
             }
             _ => {
@@ -400,7 +414,7 @@ impl ReaderProbe {
                 self.last_read = None;
             }
         }
-        self.leader = io.map(|io| (fg, io));
+        self.leader = kept.or(io.map(|io| (fg, io)));
         if look.read > 0 {
             self.last_read = Some(now);
         }

@@ -120,10 +120,11 @@ impl StreamSource {
                     if let Some(t) = &mut self.trace {
                         let _ = writeln!(
                             t,
-                            "{:?} {:?} {hint:?} about={}",
+                            "{:?} {:?} {hint:?} about={} leader={:?}",
                             at,
                             String::from_utf8_lossy(&data),
-                            self.probe.shell_about_to_read()
+                            self.probe.shell_about_to_read(),
+                            self.probe.leader_pid()
                         );
                     }
                     self.tracker.feed_hinted(&data, at, hint);
