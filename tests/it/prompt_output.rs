@@ -200,7 +200,8 @@ fn editing_with_left_and_backspace_is_echo() {
         }
         let s = TestServer::new();
         let p = s.shell_window(sh, "");
-        let w = wait(&s, &p, "EDITEDX", "10");
+        // (Time to type and edit; a wrong match would come with the Enter.)
+        let w = wait(&s, &p, "EDITEDX", "5");
         type_slowly(&s, &p, "echo EDITEDXY");
         s.tmux(&["send-keys", "-t", &p, "Left", "BSpace"]);
         s.wait_until(&p, "the edit", || s.capture(&p).contains("EDITEDY"));

@@ -67,11 +67,14 @@ thread_local! {
 enum Turn {
     None,
     Shared(#[allow(dead_code)] std::sync::RwLockReadGuard<'static, ()>),
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Alone,
 }
 
 /// Run the calling test alone: wait for the tests running beside it to
-/// end, and keep the others waiting until the guard drops.
+/// end, and keep the others waiting until the guard drops. (Only the
+/// Linux-only descriptor tests need it.)
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
     let guard = TURNS.write().unwrap_or_else(|e| e.into_inner());
     TURN.with(|t| *t.borrow_mut() = Turn::Alone);
