@@ -224,15 +224,7 @@ pub(super) fn window_split(
 /// The text a piece of output draws on a fresh row (escape sequences
 /// applied, trailing blanks trimmed).
 fn drawn_text(bytes: &[u8]) -> String {
-    let mut t = LineTracker::new(&Entry {
-        width: 10_000,
-        row: String::new(),
-        cursor_x: 0,
-        alternate_on: false,
-        at_prompt: false,
-        kernel_echo: false,
-        raw_reader: false,
-    });
+    let mut t = LineTracker::new(&Entry::blank(10_000));
     t.feed(bytes, Instant::now());
     let line = t.take_items(true).into_iter().find_map(|i| match i {
         Item::Line(c) => Some(c.line().to_owned()),
