@@ -55,13 +55,8 @@ impl StreamSource {
                 // the capture's copy of it is not the history's.
                 let flows = self.tracker.screen_tail().is_some();
                 self.tracker = LineTracker::new(&Entry {
-                    width: st.width as usize,
-                    row: String::new(),
-                    cursor_x: 0,
                     alternate_on: st.alternate_on,
-                    at_prompt: false,
-                    kernel_echo: false,
-                    raw_reader: false,
+                    ..Entry::blank(st.width as usize)
                 });
                 self.tracker.set_final_only(self.final_lines);
                 if !flows {
