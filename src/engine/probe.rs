@@ -276,8 +276,18 @@ impl ReaderProbe {
         }
         let len = self.written_len(data);
         let onlcr = self.onlcr();
+        // A reader that took a line: the chunk up to its first line feed is
+        // that line's echo, which no process wrote (the tracker reads it
+        // so). The pane's writes pay only for what follows; the rest of
+        // their credit is for the chunks to come (dash's `printf` mark
+        // and the question its `read -p` writes at once after it may
+        // arrive apart, and were seen written at the same look).
+        let payable = match memchr::memchr(b'\n', data) {
+            Some(nl) if woke == Some(true) => self.written_len(&data[nl + 1..]),
+            _ => len,
+        };
         let written = self.tree_known().then(|| {
-            let w = usize::try_from(self.written.pay(len)).unwrap_or(usize::MAX);
+            let w = usize::try_from(self.written.pay(payable)).unwrap_or(usize::MAX);
             tty::stream_tail_len(data, w, onlcr)
         });
         let kernel_echo = kernel_echo(&l);

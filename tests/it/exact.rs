@@ -313,8 +313,13 @@ fn a_question_is_shown_and_ends_the_call() {
                 continue;
             }
             let asked = Instant::now();
-            let v = run(&s, &p, &["--timeout", "20"], cmd);
-            assert_eq!(v["prompt"], question, "{sh}: {cmd}: {v}");
+            let v = run(&s, &p, &["--timeout", "8"], cmd);
+            assert_eq!(
+                v["prompt"],
+                question,
+                "{sh}: {cmd}: {v}\npane:\n{}",
+                s.capture(&p)
+            );
             assert_eq!(v["timed_out"], false, "{sh}: {cmd}: {v}");
             assert!(asked.elapsed() < Duration::from_secs(10), "{sh}: {v}");
             assert_eq!(strings(&v, "output").last().unwrap(), question, "{v}");
