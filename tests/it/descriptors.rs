@@ -515,19 +515,13 @@ fn programs_tmux_wait_starts_get_the_users_limit() {
     let s = TestServer::new();
     let log = s.dir().join("limits.log");
     let wrapper = s.dir().join("tmux-wrapper");
-    std::fs::write(
+    crate::common::write_exe(
         &wrapper,
         format!(
             "#!/bin/sh\necho \"$PPID $(ulimit -Sn)\" >> '{}'\nexec tmux \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    );
     let p = s.split();
     let mut c = s.tw();
     c.env("TMUX_WAIT_TMUX", &wrapper)

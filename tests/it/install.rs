@@ -250,7 +250,9 @@ fn fresh_clone(dir: &Path) -> PathBuf {
         .unwrap();
     for f in String::from_utf8_lossy(&files.stdout).lines() {
         if root().join(f).is_file() {
-            std::fs::copy(root().join(f), dest.join(f)).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
+            install_file(&root().join(f), &dest.join(f), mode.mode() & 0o7777);
         }
     }
     dest
@@ -931,7 +933,7 @@ fn the_x86_64_binary_runs_in_an_empty_chroot() {
         r.version, r.target
     ));
     std::fs::create_dir_all(&jail).unwrap();
-    std::fs::copy(&bin, jail.join("tmux-wait")).unwrap();
+    install_file(&bin, &jail.join("tmux-wait"), 0o755);
     let chroot_bin = ["/usr/sbin/chroot", "/sbin/chroot", "/usr/bin/chroot"]
         .into_iter()
         .find(|p| Path::new(p).is_file())
@@ -950,7 +952,7 @@ fn the_x86_64_binary_runs_in_an_empty_chroot() {
     // The wait: tmux (with what it links), /dev/null, a UTF-8 locale for
     // tmux, and a hard link to the server's socket.
     let tmux = tmux_dir().join("tmux");
-    std::fs::copy(&tmux, jail.join("tmux")).unwrap();
+    install_file(&tmux, &jail.join("tmux"), 0o755);
     let ldd = Command::new("ldd").arg(&tmux).output().unwrap();
     for lib in String::from_utf8_lossy(&ldd.stdout)
         .split_whitespace()

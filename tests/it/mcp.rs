@@ -1287,19 +1287,13 @@ async fn calls_get_the_limit_the_server_was_started_with() {
     let server = TestServer::new();
     let log = server.dir().join("limits.log");
     let wrapper = server.dir().join("tmux-wrapper");
-    std::fs::write(
+    crate::common::write_exe(
         &wrapper,
         format!(
             "#!/bin/sh\necho \"$(ulimit -Sn)\" >> '{}'\nexec tmux \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    );
     let w = wrapper.to_string_lossy().into_owned();
     let mut cmd = mcp_command(
         &server,

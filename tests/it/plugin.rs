@@ -362,7 +362,9 @@ fn builds_the_helper_when_missing_and_says_so() {
         "scripts/variables.sh",
         "scripts/install-helper.sh",
     ] {
-        std::fs::copy(root().join(f), plugin.join(f)).unwrap();
+        let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
+        use std::os::unix::fs::PermissionsExt;
+        install_file(&root().join(f), &plugin.join(f), mode.mode() & 0o7777);
     }
     std::fs::write(
         plugin.join("Cargo.toml"),
@@ -373,8 +375,8 @@ fn builds_the_helper_when_missing_and_says_so() {
     std::fs::create_dir_all(&bin).unwrap();
     let go = s.dir().join("go");
     let calls = s.dir().join("calls");
-    std::fs::write(
-        bin.join("cargo"),
+    write_exe(
+        &bin.join("cargo"),
         format!(
             "#!/bin/sh\n# Waits for the test's go-ahead, 30 s at most.\n\
              for _ in $(seq 1 600); do [ -e '{go}' ] && break; sleep 0.05; done\n\
@@ -384,10 +386,7 @@ fn builds_the_helper_when_missing_and_says_so() {
             go = go.display(),
             calls = calls.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(bin.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let path = format!(
         "{}:{}:/usr/local/bin:/usr/bin:/bin",
         bin.display(),
@@ -668,8 +667,8 @@ fn older_tmux_is_refused_in_one_line() {
     let bin = s.dir().join("oldtmux");
     std::fs::create_dir_all(&bin).unwrap();
     let tmux = crate::common::tmux_dir().join("tmux");
-    std::fs::write(
-        bin.join("tmux"),
+    write_exe(
+        &bin.join("tmux"),
         format!(
             "#!/bin/sh\n# The real tmux, its version reported as 3.1c.\n\
              out=$('{tmux}' \"$@\") || exit\n\
@@ -677,10 +676,7 @@ fn older_tmux_is_refused_in_one_line() {
             tmux = tmux.display(),
             real = real.replace('.', "\\.")
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(bin.join("tmux"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let mut path = std::ffi::OsString::from(&bin);
     path.push(":");
     path.push(path_with_helper());

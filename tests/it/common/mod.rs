@@ -630,6 +630,26 @@ pub fn finished(out: Output) -> Finished {
     }
 }
 
+/// Put a copy of `from` at `to` with `mode`, written by a child process
+/// (`install`), never through a descriptor of this process: another test
+/// thread that forks meanwhile holds such a descriptor until its child
+/// execs, and running the file then fails with "Text file busy".
+pub fn install_file(from: &Path, to: &Path, mode: u32) {
+    let mut c = Command::new("install");
+    c.arg("-m").arg(format!("{mode:o}")).arg(from).arg(to);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "install {from:?} {to:?}: {f:?}");
+}
+
+/// An executable file at `to` holding `contents` (see [`install_file`]).
+pub fn write_exe(to: &Path, contents: impl AsRef<[u8]>) {
+    let name = to.file_name().expect("a file name").to_string_lossy();
+    let staged = to.with_file_name(format!(".{name}.staged"));
+    std::fs::write(&staged, contents).expect("write the staged file");
+    install_file(&staged, to, 0o755);
+    let _ = std::fs::remove_file(&staged);
+}
+
 /// Run a command to completion with a deadline.
 pub fn run_bounded(mut cmd: Command) -> Finished {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());

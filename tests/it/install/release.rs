@@ -212,16 +212,30 @@ fn build(target: &str, version_override: Option<&str>) -> Release {
 /// whose copy is already the same is left as it is (cargo goes by dates).
 fn copy_at_version(files: &[String], dest: &Path, v: &str) -> PathBuf {
     let ours = version();
-    let put = |rel: &str, text: Vec<u8>| {
+    // (A program is put by `install`, see `install_file`: the test
+    // runs scripts/release from the copy.)
+    let put = |rel: &str, text: Vec<u8>, mode: u32| {
         let to = dest.join(rel);
         if std::fs::read(&to).ok().as_ref() != Some(&text) {
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::write(&to, text).unwrap();
+            if mode & 0o111 != 0 {
+                let staged = dest.join(".staged");
+                std::fs::write(&staged, text).unwrap();
+                install_file(&staged, &to, mode);
+                std::fs::remove_file(&staged).unwrap();
+            } else {
+                std::fs::write(&to, text).unwrap();
+            }
         }
     };
     for f in files.iter().chain(["README.md".to_owned()].iter()) {
         let text = std::fs::read(root().join(f)).unwrap();
-        let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(root().join(f))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
         let text = match f.as_str() {
             "Cargo.toml" => String::from_utf8(text)
                 .unwrap()
@@ -240,8 +254,8 @@ fn copy_at_version(files: &[String], dest: &Path, v: &str) -> PathBuf {
             }
             _ => text,
         };
-        put(f, text);
-        std::fs::set_permissions(dest.join(f), mode).unwrap();
+        put(f, text, mode);
+        std::fs::set_permissions(dest.join(f), std::fs::Permissions::from_mode(mode)).unwrap();
     }
     dest.to_path_buf()
 }
