@@ -250,9 +250,7 @@ fn fresh_clone(dir: &Path) -> PathBuf {
         .unwrap();
     for f in String::from_utf8_lossy(&files.stdout).lines() {
         if root().join(f).is_file() {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
-            install_file(&root().join(f), &dest.join(f), mode.mode() & 0o7777);
+            copy_program(&root().join(f), &dest.join(f));
         }
     }
     dest

@@ -362,9 +362,7 @@ fn builds_the_helper_when_missing_and_says_so() {
         "scripts/variables.sh",
         "scripts/install-helper.sh",
     ] {
-        let mode = std::fs::metadata(root().join(f)).unwrap().permissions();
-        use std::os::unix::fs::PermissionsExt;
-        install_file(&root().join(f), &plugin.join(f), mode.mode() & 0o7777);
+        copy_program(&root().join(f), &plugin.join(f));
     }
     std::fs::write(
         plugin.join("Cargo.toml"),

@@ -641,13 +641,25 @@ pub fn install_file(from: &Path, to: &Path, mode: u32) {
     assert_eq!(f.code, Some(0), "install {from:?} {to:?}: {f:?}");
 }
 
-/// An executable file at `to` holding `contents` (see [`install_file`]).
-pub fn write_exe(to: &Path, contents: impl AsRef<[u8]>) {
+/// A copy of the file `from` at `to`, with its mode (see [`install_file`]).
+pub fn copy_program(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(from).expect("stat").permissions().mode();
+    install_file(from, to, mode & 0o7777);
+}
+
+/// A file at `to` holding `contents`, with `mode` (see [`install_file`]).
+pub fn write_program(to: &Path, contents: impl AsRef<[u8]>, mode: u32) {
     let name = to.file_name().expect("a file name").to_string_lossy();
     let staged = to.with_file_name(format!(".{name}.staged"));
     std::fs::write(&staged, contents).expect("write the staged file");
-    install_file(&staged, to, 0o755);
+    install_file(&staged, to, mode);
     let _ = std::fs::remove_file(&staged);
+}
+
+/// An executable file at `to` holding `contents` (see [`install_file`]).
+pub fn write_exe(to: &Path, contents: impl AsRef<[u8]>) {
+    write_program(to, contents, 0o755);
 }
 
 /// Run a command to completion with a deadline.

@@ -219,10 +219,7 @@ fn copy_at_version(files: &[String], dest: &Path, v: &str) -> PathBuf {
         if std::fs::read(&to).ok().as_ref() != Some(&text) {
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
             if mode & 0o111 != 0 {
-                let staged = dest.join(".staged");
-                std::fs::write(&staged, text).unwrap();
-                install_file(&staged, &to, mode);
-                std::fs::remove_file(&staged).unwrap();
+                write_program(&to, text, mode);
             } else {
                 std::fs::write(&to, text).unwrap();
             }
