@@ -11,8 +11,15 @@ use regex::{Regex, RegexBuilder};
 #[derive(Debug, Clone)]
 pub struct PatternList {
     regexes: Vec<Regex>,
+    /// For each pattern, where it is safe, the same pattern with `^` and
+    /// `$` at every line break: a batch's lines joined by line feeds are
+    /// searched once, and only a batch it hits is matched line by line.
+    batch: Vec<Option<Regex>>,
     match_case: bool,
 }
+
+/// Fewer lines than this are matched one by one straight away.
+const BATCH_AT: usize = 8;
 
 /// The regex engine's limit on a compiled pattern; larger ones are refused
 /// with a clear error instead of using unbounded memory.
@@ -27,6 +34,7 @@ impl PatternList {
         flag: &str,
     ) -> Result<Self, String> {
         let mut regexes = Vec::with_capacity(patterns.len());
+        let mut batch = Vec::with_capacity(patterns.len());
         for (i, p) in patterns.iter().enumerate() {
             if p.is_empty() {
                 let hint = if flag == "--pattern" {
@@ -57,9 +65,11 @@ impl PatternList {
                     format!("{flag} #{} is not a valid regex: {detail}", i + 1)
                 })?;
             regexes.push(re);
+            batch.push(batch_regex(&source, regex, match_case));
         }
         Ok(Self {
             regexes,
+            batch,
             match_case,
         })
     }
@@ -98,7 +108,16 @@ impl PatternList {
     /// The first pattern (in list order) that hits any of `lines`, and the
     /// indexes of the lines it hits.
     pub fn first_hit<S: AsRef<str>>(&self, lines: &[S]) -> Option<(usize, Vec<usize>)> {
+        // A flood's batch holds thousands of lines and almost never a hit:
+        // one search over all of them says which patterns need a look.
+        let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Option::is_some))
+            .then(|| join_lines(lines));
         self.regexes.iter().enumerate().find_map(|(i, re)| {
+            if let (Some(text), Some(Some(all))) = (&joined, self.batch.get(i))
+                && !all.is_match(text)
+            {
+                return None;
+            }
             let hits: Vec<usize> = lines
                 .iter()
                 .enumerate()
@@ -108,6 +127,35 @@ impl PatternList {
             (!hits.is_empty()).then_some((i, hits))
         })
     }
+}
+
+/// The pattern `source` with `^` and `$` also at line breaks, where that
+/// finds a hit in lines joined by line feeds whenever one of the lines has
+/// one: a match within a line keeps its span, and a line feed beside it
+/// counts as the text's edge does for `^`, `$` and word boundaries. Not
+/// for a regex that names the text's own edges (`\A`, `\z`) or sets
+/// flags inline (`(?-m)` would undo the line breaks): such a pattern is
+/// matched line by line only.
+fn batch_regex(source: &str, regex: bool, match_case: bool) -> Option<Regex> {
+    if regex && (source.contains("(?") || source.contains("\\A") || source.contains("\\z")) {
+        return None;
+    }
+    RegexBuilder::new(source)
+        .case_insensitive(!match_case)
+        .multi_line(true)
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .ok()
+}
+
+fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
+    let len = lines.iter().map(|l| l.as_ref().len() + 1).sum();
+    let mut text = String::with_capacity(len);
+    for l in lines {
+        text.push_str(l.as_ref());
+        text.push('\n');
+    }
+    text
 }
 
 /// What a batch of new lines amounts to.
@@ -170,6 +218,48 @@ mod tests {
             e.starts_with("--stop #1 is empty") && !e.contains("--pattern"),
             "{e}"
         );
+    }
+
+    /// What `first_hit` must give: each pattern tried on each line alone.
+    fn line_by_line(l: &PatternList, lines: &[&str]) -> Option<(usize, Vec<usize>)> {
+        (0..l.regexes.len()).find_map(|i| {
+            let hits: Vec<usize> = (0..lines.len()).filter(|&j| l.hits(i, lines[j])).collect();
+            (!hits.is_empty()).then_some((i, hits))
+        })
+    }
+
+    #[test]
+    fn a_long_batch_gives_what_each_line_alone_gives() {
+        let mut lines: Vec<&str> = ["filler line", "", "  spaced  ", "x"].repeat(4);
+        lines.extend(["done", "not done", "done.", "word-ish", "Ready >", "$ "]);
+        let cases: &[(&[&str], bool)] = &[
+            (&["done"], false),
+            (&["^done$"], true),
+            (&["^$"], true),
+            (&["^ +spaced +$"], true),
+            (&[r"\bdone\b"], true),
+            (&[r"\Bone"], true),
+            (&[r"done\z"], true),
+            (&[r"\Ax$"], true),
+            (&["(?-m)^done$"], true),
+            (&["^x", "ready >$"], true),
+            (&[r"\$ $"], true),
+            (&["never", "NEVER"], false),
+            (&[r"[^a]+$"], true),
+        ];
+        for (pats, regex) in cases {
+            let l = list(pats, *regex, false);
+            for n in [lines.len(), BATCH_AT, BATCH_AT - 1, 1] {
+                for from in [0, lines.len() - n] {
+                    let part = &lines[from..from + n];
+                    assert_eq!(
+                        l.first_hit(part),
+                        line_by_line(&l, part),
+                        "{pats:?} {part:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
