@@ -10,8 +10,23 @@ use std::path::PathBuf;
 /// `TMUX_WAIT_NO_PROC` pretends it cannot, so the fallbacks used elsewhere
 /// (tmux's `#{pane_current_command}`, `ps`) are tested too.
 pub fn available() -> bool {
-    std::env::var_os("TMUX_WAIT_NO_PROC").is_none()
-        && std::path::Path::new("/proc/self/stat").exists()
+    // Asked before every read of a look at the pane's processes: once is
+    // enough, neither answer changes while tmux-wait runs.
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::env::var_os("TMUX_WAIT_NO_PROC").is_none()
+            && std::path::Path::new("/proc/self/stat").exists()
+    })
+}
+
+/// A small file of `/proc`, read whole: one `read` for what fits a page
+/// (`std::fs::read_to_string` first asks the file's size, which `/proc`
+/// gives as 0, and then reads in steps from 32 bytes up).
+fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::with_capacity(4096);
+    std::fs::File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// The fields of `/proc/PID/stat` tmux-wait reads.
@@ -48,7 +63,7 @@ pub fn stat(pid: u32) -> Option<Stat> {
     if !available() {
         return None;
     }
-    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    parse_stat(&read(format!("/proc/{pid}/stat")).ok()?)
 }
 
 /// The fields after the command name, which may hold spaces and
@@ -85,7 +100,7 @@ pub fn comm(pid: u32) -> Option<String> {
     if !available() {
         return None;
     }
-    let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    let c = read(format!("/proc/{pid}/comm")).ok()?;
     Some(c.trim_end().to_owned())
 }
 
@@ -113,7 +128,7 @@ pub fn io(pid: u32, whole: bool) -> Option<Io> {
     } else {
         format!("/proc/{pid}/task/{pid}/io")
     };
-    parse_io(&std::fs::read_to_string(path).ok()?)
+    parse_io(&read(path).ok()?)
 }
 
 pub fn parse_io(text: &str) -> Option<Io> {
@@ -136,7 +151,7 @@ pub fn children(pid: u32) -> Vec<u32> {
         return out;
     };
     for t in tasks.flatten() {
-        let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
+        let Ok(text) = read(t.path().join("children")) else {
             continue;
         };
         out.extend(
@@ -186,7 +201,7 @@ pub fn syscall(pid: u32) -> Option<Syscall> {
     if !available() {
         return None;
     }
-    parse_syscall(&std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?)
+    parse_syscall(&read(format!("/proc/{pid}/syscall")).ok()?)
 }
 
 /// `NR ARG0 ARG1 ...` (hex arguments); None for `running` or a malformed
@@ -222,7 +237,7 @@ pub fn wchan(pid: u32) -> Option<String> {
     if !available() {
         return None;
     }
-    let w = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let w = read(format!("/proc/{pid}/wchan")).ok()?;
     Some(w.trim().to_owned())
 }
 
@@ -266,7 +281,7 @@ pub fn tty_read_state(pid: u32, tty: &str) -> Option<ReadState> {
         return Some(ReadState::Elsewhere);
     }
     if available()
-        && let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        && let Ok(text) = read(format!("/proc/{pid}/syscall"))
     {
         return Some(match parse_syscall(&text) {
             Some(sc) if sc.nr == SYS_READ && names_tty(pid, sc.arg0, tty) => {
@@ -297,7 +312,7 @@ fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {
 /// How long ago the process started (None where `/proc` cannot say).
 pub fn age(pid: u32) -> Option<std::time::Duration> {
     let start = stat(pid)?.start_ticks;
-    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+    let uptime: f64 = read("/proc/uptime")
         .ok()?
         .split_whitespace()
         .next()?
