@@ -2,9 +2,13 @@
 //! escape sequences (colours, cursor moves), fed as a pane's stream comes
 //! (chunks of 16 KiB). `cargo bench --bench tracker` prints MB/s per core
 //! for each; CI builds it (`cargo bench --no-run`) but does not time it.
+//! The third figure is a text wait's whose pattern the output never holds:
+//! its tracker makes only the lines the pattern can hit.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_wait::engine::vt::{Entry, LineTracker};
+use tmux_wait::matcher::PatternList;
 
 fn entry() -> Entry {
     Entry::blank(120)
@@ -39,12 +43,14 @@ fn escapes(lines: usize) -> Vec<u8> {
     v
 }
 
-/// MB/s of feeding `data` in 16 KiB chunks, the best of a few rounds.
-fn throughput(data: &[u8], final_lines: bool) -> f64 {
+/// MB/s of feeding `data` in 16 KiB chunks, the best of a few rounds;
+/// with `needed`, only lines it can hit are wanted (the last 20 kept).
+fn throughput(data: &[u8], final_lines: bool, needed: Option<&Arc<regex::bytes::Regex>>) -> f64 {
     let mut best = Duration::MAX;
     for _ in 0..5 {
         let mut t = LineTracker::new(&entry());
         t.set_final_only(final_lines);
+        t.set_needed(needed.cloned(), 20);
         let start = Instant::now();
         for chunk in data.chunks(16 * 1024) {
             t.feed(chunk, start);
@@ -64,11 +70,17 @@ fn throughput(data: &[u8], final_lines: bool) -> f64 {
 fn main() {
     let plain = plain(300_000);
     let esc = escapes(60_000);
+    let none = PatternList::new(&[], false, false, "--stop").expect("no patterns");
+    let never = PatternList::new(&["NEVER-THERE".to_owned()], false, false, "--pattern")
+        .expect("a literal")
+        .needed(&none)
+        .map(Arc::new);
     for (name, data) in [("plain text", &plain), ("escape-heavy", &esc)] {
         println!(
-            "{name:>13}: {:>7.1} MB/s (text waits), {:>7.1} MB/s (command output), {} MB",
-            throughput(data, false),
-            throughput(data, true),
+            "{name:>13}: {:>7.1} MB/s (text waits), {:>7.1} MB/s (command output), {:>7.1} MB/s (a text wait for a pattern not there), {} MB",
+            throughput(data, false, None),
+            throughput(data, true, None),
+            throughput(data, false, never.as_ref()),
             data.len() / 1_000_000
         );
     }

@@ -105,6 +105,33 @@ impl PatternList {
             .expect("alternatives of valid patterns are valid")
     }
 
+    /// One bytes regex that hits, within lines joined by `\r\n` (or
+    /// `\n`), every line any pattern of `self` or `other` hits on its own
+    /// (see `batch_regex`); None when a pattern is not fit for that, or
+    /// there is none.
+    pub fn needed(&self, other: &PatternList) -> Option<regex::bytes::Regex> {
+        let all = || {
+            self.regexes
+                .iter()
+                .zip(&self.batch)
+                .chain(other.regexes.iter().zip(&other.batch))
+        };
+        if all().next().is_none() || all().any(|(_, b)| b.is_none()) {
+            return None;
+        }
+        let source = all()
+            .map(|(r, _)| format!("(?:{})", r.as_str()))
+            .collect::<Vec<_>>()
+            .join("|");
+        regex::bytes::RegexBuilder::new(&source)
+            .case_insensitive(!self.match_case)
+            .multi_line(true)
+            .crlf(true)
+            .size_limit(SIZE_LIMIT)
+            .build()
+            .ok()
+    }
+
     /// The first pattern (in list order) that hits any of `lines`, and the
     /// indexes of the lines it hits.
     pub fn first_hit<S: AsRef<str>>(&self, lines: &[S]) -> Option<(usize, Vec<usize>)> {
@@ -260,6 +287,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_needed_regex_finds_every_line_a_pattern_hits() {
+        let lines = ["done", "not done", "x", "", "Ready >", "word-ish"];
+        let stops = list(&["error"], false, false);
+        for (pats, regex) in [
+            (&["done"][..], false),
+            (&["^done$", r"\bword\b"][..], true),
+            (&["^$"][..], true),
+            (&["ready >$"][..], true),
+        ] {
+            let l = list(pats, regex, false);
+            let needed = l.needed(&stops).expect("fit for a batch");
+            let joined = lines.join("\r\n") + "\r\n";
+            for (i, line) in lines.iter().enumerate() {
+                if (0..pats.len()).any(|p| l.hits(p, line)) {
+                    let at: usize = lines[..i].iter().map(|l| l.len() + 2).sum();
+                    assert!(
+                        needed
+                            .find_iter(joined.as_bytes())
+                            .any(|m| m.start() <= at + line.len() && m.end() >= at),
+                        "{pats:?} {line:?}"
+                    );
+                }
+            }
+        }
+        assert!(list(&[r"\Ax"], true, false).needed(&stops).is_none());
+        assert!(list(&["(?-m)^x"], true, false).needed(&stops).is_none());
+        assert!(
+            list(&[], false, false)
+                .needed(&list(&[], false, false))
+                .is_none()
+        );
     }
 
     #[test]

@@ -126,6 +126,10 @@ pub trait PaneSource {
     }
     /// Check the pane is still the one we watched and read its tail.
     fn finish(&mut self) -> Result<Final>;
+    /// Only lines `needed` can hit, and the last `keep_last` lines, are
+    /// wanted in batches (see [`vt::LineTracker::set_needed`]): a source
+    /// may leave the others out. Polling keeps them all.
+    fn only_lines_hit_by(&mut self, _needed: regex::bytes::Regex, _keep_last: usize) {}
 }
 
 /// Rows of a capture with trailing blanks dropped, each right-trimmed.

@@ -86,6 +86,13 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
     };
     let mut src: Box<dyn PaneSource> = open_source(req.engine, &req.socket, &pane, &setup)?;
     let at_entry = !req.patterns.is_empty() && req.patterns.first_hit(src.entry_lines()).is_some();
+    // Under a flood, lines no pattern or stop can hit need not be made;
+    // the last ones are kept for the tail (`recent`).
+    if !req.patterns.is_empty()
+        && let Some(needed) = req.patterns.needed(&req.stops)
+    {
+        src.only_lines_hit_by(needed, crate::report::MAX_LINES);
+    }
 
     // Recent new lines, the tail's fallback when the pane is gone at the end.
     let mut recent: VecDeque<String> = VecDeque::new();

@@ -111,6 +111,30 @@ fn stop_beats_pattern_in_the_same_output() {
     assert_eq!(v["matched_lines"][0], "error: bad");
 }
 
+/// Under a flood, a text wait makes only the lines its patterns can hit:
+/// a hit among tens of thousands of lines is still found, anchored and
+/// case-insensitive, and so is a stop in the middle of them.
+#[test]
+fn a_hit_among_a_flood_of_lines_is_found() {
+    let s = TestServer::new();
+    let found = s.start_text(&["--regex", "--pattern", "^done in [0-9]+s$"]);
+    let stopped = s.start_text(&["--pattern", "never there", "--regex", "--stop", "^49999$"]);
+    s.type_line(&s.pane, "seq 1 60000; printf 'x\\nDone in 7s\\n'; seq 1 30");
+    let v = found.finish(&s).json();
+    assert_eq!(v["outcome"], "matched", "{v}");
+    assert_eq!(v["matched_lines"], serde_json::json!(["Done in 7s"]), "{v}");
+    // The tail is the pane as drawn, lines no pattern could hit included.
+    let tail = v["tail"].as_array().unwrap();
+    assert!(!tail.is_empty(), "{v}");
+    for l in tail.iter().map(|l| l.as_str().unwrap()) {
+        let known = ["x", "Done in 7s", "$"].contains(&l) || l.parse::<u32>().is_ok();
+        assert!(known, "{l:?} in {v}");
+    }
+    let v = stopped.finish(&s).json();
+    assert_eq!(v["outcome"], "stopped", "{v}");
+    assert_eq!(v["matched_lines"], serde_json::json!(["49999"]), "{v}");
+}
+
 #[test]
 fn first_pattern_in_list_order_wins() {
     let s = TestServer::new();

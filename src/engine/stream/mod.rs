@@ -124,6 +124,9 @@ pub struct StreamSource {
     /// `TMUX_WAIT_TRACE`: a file each chunk and what was said of its
     /// writer is appended to (for diagnosing the echo rules).
     trace: Option<std::fs::File>,
+    /// Only lines this pattern can hit are wanted, and the last lines (see
+    /// `PaneSource::only_lines_hit_by`).
+    needed: Option<(std::sync::Arc<regex::bytes::Regex>, usize)>,
     /// The channel the hub's reader, the pane's process watch and signals
     /// send to (a new hub's reader sends to it too).
     tx: SyncSender<Event>,
@@ -252,6 +255,7 @@ impl StreamSource {
                     .open(p)
                     .ok()
             }),
+            needed: None,
             tx: tx.clone(),
             opened: Instant::now(),
             interval: setup.interval,
@@ -460,6 +464,10 @@ impl PaneSource for StreamSource {
 
     fn recycle(&mut self, batch: Vec<Candidate>) {
         self.tracker.recycle(batch);
+    }
+
+    fn only_lines_hit_by(&mut self, needed: regex::bytes::Regex, keep_last: usize) {
+        self.needed = Some((std::sync::Arc::new(needed), keep_last));
     }
 
     fn saw_output(&self) -> bool {

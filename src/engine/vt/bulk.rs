@@ -27,9 +27,20 @@ impl LineTracker {
         }
         let st = &mut self.state;
         let mut at = 0;
-        // The last lines, for the transcript: each an index into `out`
-        // (None: a line of blanks, drawn empty).
-        let mut last_lines: VecDeque<Option<usize>> = VecDeque::new();
+        // The last lines, for the transcript.
+        let mut last_lines: VecDeque<Last> = VecDeque::new();
+        // Where the needed pattern hits (see `set_needed`), searched block
+        // by block of whole lines as the lines come: a bulk may stop at the
+        // next line, so the first block is small.
+        let needed = self.needed.as_deref().filter(|_| !st.final_only);
+        let keep_from = match needed {
+            Some(_) => start_of_last_lines(data, self.keep_last),
+            None => data.len(),
+        };
+        let mut hits: Vec<(usize, usize)> = Vec::new();
+        let mut next_hit = 0;
+        let mut searched_to = 0;
+        let mut block = NEEDED_BLOCK_MIN;
         while at < data.len() {
             let rest = &data[at..];
             let Some(lf) = memchr::memchr(b'\n', rest) else {
@@ -38,6 +49,49 @@ impl LineTracker {
             // The line must end in "\r\n" and fit in a line's cells.
             if lf == 0 || rest[lf - 1] != b'\r' || lf > MAX_CELLS {
                 break;
+            }
+            if let Some(re) = needed
+                && at < keep_from
+                && let Some(from) = bare_line(&rest[..lf - 1])
+            {
+                if at + lf >= searched_to {
+                    // The next block: from this line to the last line end
+                    // within `block` bytes (this line at least). Each line
+                    // lies whole in one block, where `^` and `$` find its
+                    // edges: a hit within it is found there.
+                    let end = memchr::memrchr(b'\n', &rest[..block.min(rest.len())])
+                        .filter(|&e| e >= lf)
+                        .unwrap_or(lf);
+                    let region = &rest[..=end];
+                    hits.clear();
+                    hits.extend(re.find_iter(region).map(|m| (at + m.start(), at + m.end())));
+                    next_hit = 0;
+                    searched_to = at + end + 1;
+                    block = (block * 2).min(NEEDED_BLOCK_MAX);
+                }
+                // Hits that ended before this line are behind us.
+                while hits.get(next_hit).is_some_and(|&(_, end)| end < at) {
+                    next_hit += 1;
+                }
+                let touched = hits
+                    .get(next_hit)
+                    .is_some_and(|&(start, _)| start <= at + lf);
+                if !touched {
+                    // Taken in as below, without a string.
+                    let len = lf - 1 - from;
+                    if len > 0 {
+                        st.saw_output = true;
+                    }
+                    st.written += len as u64;
+                    if st.linear {
+                        if last_lines.len() == TRANSCRIPT_LINES {
+                            last_lines.pop_front();
+                        }
+                        last_lines.push_back(Last::Bytes(at + from, at + lf - 1));
+                    }
+                    at += lf + 1;
+                    continue;
+                }
             }
             let mut text = st.spare.pop().unwrap_or_default();
             if !plain_line(&rest[..lf - 1], &mut text) {
@@ -55,7 +109,7 @@ impl LineTracker {
                     if last_lines.len() == TRANSCRIPT_LINES {
                         last_lines.pop_front();
                     }
-                    last_lines.push_back(Some(st.out.len()));
+                    last_lines.push_back(Last::Out(st.out.len()));
                 }
                 st.out.push(Item::Line(Candidate {
                     text,
@@ -75,7 +129,7 @@ impl LineTracker {
                 if last_lines.len() == TRANSCRIPT_LINES {
                     last_lines.pop_front();
                 }
-                last_lines.push_back(None);
+                last_lines.push_back(Last::Blank);
             }
             at += lf + 1;
         }
@@ -83,15 +137,60 @@ impl LineTracker {
             if st.transcript.len() == TRANSCRIPT_LINES {
                 st.transcript.pop_front();
             }
-            let line = match i.map(|i| &st.out[i]) {
-                Some(Item::Line(c)) => c.text.trim_end().to_owned(),
-                _ => String::new(),
+            let line = match i {
+                Last::Out(i) => match &st.out[i] {
+                    Item::Line(c) => c.text.trim_end().to_owned(),
+                    Item::Mark(_) => String::new(),
+                },
+                // Printable ASCII (see `bare_line`).
+                Last::Bytes(from, to) => String::from_utf8_lossy(&data[from..to])
+                    .trim_end()
+                    .to_owned(),
+                Last::Blank => String::new(),
             };
             st.transcript.push_back(line);
             st.recorded = st.recorded.saturating_add(1);
         }
         at
     }
+}
+
+/// The first block of a bulk's bytes searched for the needed pattern, and
+/// the most (each next block is twice the last).
+const NEEDED_BLOCK_MIN: usize = 2048;
+const NEEDED_BLOCK_MAX: usize = 64 * 1024;
+
+/// Where the last `n` whole lines of `data` begin (0 when it holds fewer).
+fn start_of_last_lines(data: &[u8], n: usize) -> usize {
+    let mut end = data.len();
+    for _ in 0..=n {
+        match memchr::memrchr(b'\n', &data[..end]) {
+            Some(p) => end = p,
+            None => return 0,
+        }
+    }
+    end + 1
+}
+
+/// A line of the transcript a bulk took in.
+enum Last {
+    /// Emitted: its index in `out`.
+    Out(usize),
+    /// Skipped (see `set_needed`): its text's bytes in the bulk's data.
+    Bytes(usize, usize),
+    /// A line of blanks, drawn empty.
+    Blank,
+}
+
+/// Where the text of a line (without its `\r\n`) starts, when it is
+/// printable ASCII after carriage returns, and so holds no escape sequence:
+/// the text [`plain_line`] would make of it is then those bytes.
+fn bare_line(line: &[u8]) -> Option<usize> {
+    let from = line.iter().position(|&b| b != b'\r').unwrap_or(line.len());
+    line[from..]
+        .iter()
+        .all(|b| (0x20..0x7f).contains(b))
+        .then_some(from)
 }
 
 /// The text of a line (without its `\r\n`) that can be taken in bulk:
@@ -316,6 +415,89 @@ mod tests {
                 };
                 assert_eq!(run(true), run(false), "seed {seed}, final {final_only}");
             }
+        }
+    }
+
+    /// With a needed pattern, every line the pattern hits on its own is
+    /// still emitted, in order, and the transcript, the output flag and
+    /// the count of characters written are what they are without it. Lines
+    /// it cannot hit may be left out (plain ones are).
+    #[test]
+    fn lines_a_needed_pattern_cannot_hit_are_left_out() {
+        use crate::testutil::XorShift;
+        let pieces: &[&[u8]] = &[
+            b"plain line\r\n",
+            b"a NEEDLE in it\r\n",
+            b"needle\r\n",
+            b"x\r\n",
+            b"a\r\n",
+            b"b\r\n",
+            b"\r\n",
+            b"   \r\n",
+            b"\rneedle again\r\n",
+            b"\x1b[31mred needle\x1b[0m\r\n",
+            b"\x1b[31mnee\x1b[0mdle split by colour\r\n",
+            b"caf\xc3\xa9 needle\r\n",
+            b"no end",
+            b"lf only\n",
+            b"foo bar\r\n",
+            b"foobar\r\n",
+            b"\x1b[?2004h",
+        ];
+        const KEEP: usize = 3;
+        let patterns = [r"(?i)needle", r"^x$", r"\bfoo\b", r"a\s+b", r"^$", r"d$"];
+        for (k, pattern) in patterns.iter().enumerate() {
+            let per_line = regex::Regex::new(pattern).unwrap();
+            let needed = std::sync::Arc::new(
+                regex::bytes::RegexBuilder::new(pattern)
+                    .multi_line(true)
+                    .crlf(true)
+                    .build()
+                    .unwrap(),
+            );
+            let mut left_out = 0;
+            for seed in 0..40u64 {
+                let mut rng = XorShift(0x0dd ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64);
+                let mut data = Vec::new();
+                for _ in 0..400 {
+                    data.extend_from_slice(pieces[rng.below(pieces.len())]);
+                }
+                let run = |needed: Option<std::sync::Arc<regex::bytes::Regex>>| {
+                    let mut t = LineTracker::new(&Entry::blank(80));
+                    t.set_needed(needed, KEEP);
+                    let now = Instant::now();
+                    let mut rng = XorShift(seed + 7);
+                    let mut lines = Vec::new();
+                    let mut i = 0;
+                    while i < data.len() {
+                        let n = (1 + rng.below(3000)).min(data.len() - i);
+                        t.feed(&data[i..i + n], now);
+                        lines.extend(t.take(false));
+                        i += n;
+                    }
+                    lines.extend(t.take(true));
+                    (lines, t.screen_tail(), t.saw_output(), t.written())
+                };
+                let (all, tail, saw, written) = run(None);
+                let (kept, kept_tail, kept_saw, kept_written) = run(Some(needed.clone()));
+                let hit = |c: &Candidate| per_line.is_match(&c.text);
+                let want: Vec<&Candidate> = all.iter().filter(|c| hit(c)).collect();
+                let got: Vec<&Candidate> = kept.iter().filter(|c| hit(c)).collect();
+                assert_eq!(got, want, "{pattern} seed {seed}");
+                // The last lines of all are kept.
+                assert_eq!(
+                    kept[kept.len().saturating_sub(KEEP)..],
+                    all[all.len().saturating_sub(KEEP)..],
+                    "{pattern} seed {seed}"
+                );
+                left_out += all.len() - kept.len();
+                assert_eq!(
+                    (kept_tail, kept_saw, kept_written),
+                    (tail, saw, written),
+                    "{pattern} seed {seed}"
+                );
+            }
+            assert!(left_out > 0, "{pattern}: nothing left out");
         }
     }
 }

@@ -236,6 +236,11 @@ pub struct LineTracker {
     /// Plain lines may be taken in bulk (off only to test that it changes
     /// nothing).
     bulk_enabled: bool,
+    /// Only lines this pattern can hit are wanted (see
+    /// [`LineTracker::set_needed`]).
+    needed: Option<std::sync::Arc<regex::bytes::Regex>>,
+    /// The last lines of every chunk are emitted all the same.
+    keep_last: usize,
 }
 
 struct State {
@@ -313,6 +318,8 @@ impl LineTracker {
             parser: vte::Parser::new(),
             ground: true,
             bulk_enabled: true,
+            needed: None,
+            keep_last: 0,
             state: State {
                 width,
                 cells,
@@ -357,6 +364,25 @@ impl LineTracker {
     /// Switch [`LineTracker::final_lines`] on or off.
     pub fn set_final_only(&mut self, on: bool) {
         self.state.final_only = on;
+    }
+
+    /// Lines taken in bulk that `needed` cannot hit need not be made: they
+    /// are counted as taken in (what was written, the transcript) and not
+    /// emitted. `needed` is searched over the bulk's bytes with `^` and `$`
+    /// at each `\r\n` (multi-line, CRLF mode); a line it does not touch
+    /// and that holds no escape sequence is skipped. A text wait asks for
+    /// this with its patterns: under a flood, thousands of lines it could
+    /// never match are not copied, matched or handed back. Lines through
+    /// the parser are all emitted, as before, and so are the last
+    /// `keep_last` lines of each chunk: the last lines of all stay in the
+    /// batches (a wait's tail of what it saw).
+    pub fn set_needed(
+        &mut self,
+        needed: Option<std::sync::Arc<regex::bytes::Regex>>,
+        keep_last: usize,
+    ) {
+        self.needed = needed;
+        self.keep_last = keep_last;
     }
 
     /// Feed bytes the pane's program wrote, read at `at`.
