@@ -180,7 +180,9 @@ struct Follow {
     inside: bool,
     finished: Option<Finish>,
     saver: Option<Saver>,
-    prompt_re: Regex,
+    /// `prompt_re()`: made when first asked for (0.5–1 ms to compile, and
+    /// most calls never ask), or at once when `--prompt` adds to it.
+    prompt_re: std::cell::OnceCell<Regex>,
     /// Row and hash of the unfinished line last shown (it is not shown
     /// again while it stays as it is, where it is).
     shown_part: (i64, u64),
@@ -226,11 +228,12 @@ impl Follow {
         })?;
         let pane = src.pane().clone();
         let shell_name = shell::program_name(pane.pane_pid).unwrap_or_default();
-        let prompt_re = match &req.prompt {
-            Some(extra) => Regex::new(&format!("{DEFAULT_PROMPTS}|(?:{})", extra.as_str()))
-                .map_err(|e| Error::new(Kind::InvalidRegex, format!("invalid --prompt: {e}")))?,
-            None => Regex::new(DEFAULT_PROMPTS).expect("default prompts are valid"),
-        };
+        let prompt_re = std::cell::OnceCell::new();
+        if let Some(extra) = &req.prompt {
+            let re = Regex::new(&format!("{DEFAULT_PROMPTS}|(?:{})", extra.as_str()))
+                .map_err(|e| Error::new(Kind::InvalidRegex, format!("invalid --prompt: {e}")))?;
+            let _ = prompt_re.set(re);
+        }
         Ok(Follow {
             src,
             socket: req.socket.clone(),
@@ -253,6 +256,12 @@ impl Follow {
             lines_closed: false,
             store: None,
         })
+    }
+
+    /// What a program's own prompt looks like (see `asks`).
+    fn prompt_re(&self) -> &Regex {
+        self.prompt_re
+            .get_or_init(|| Regex::new(DEFAULT_PROMPTS).expect("default prompts are valid"))
     }
 
     /// Until when to wait for the next output, `deadline` at the latest:
