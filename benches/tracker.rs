@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_wait::engine::vt::{Entry, LineTracker};
-use tmux_wait::matcher::PatternList;
+use tmux_wait::matcher::{Needed, PatternList};
 
 fn entry() -> Entry {
     Entry::blank(120)
@@ -45,7 +45,7 @@ fn escapes(lines: usize) -> Vec<u8> {
 
 /// MB/s of feeding `data` in 16 KiB chunks, the best of a few rounds;
 /// with `needed`, only lines it can hit are wanted (the last 20 kept).
-fn throughput(data: &[u8], final_lines: bool, needed: Option<&Arc<regex::bytes::Regex>>) -> f64 {
+fn throughput(data: &[u8], final_lines: bool, needed: Option<&Arc<Needed>>) -> f64 {
     let mut best = Duration::MAX;
     for _ in 0..5 {
         let mut t = LineTracker::new(&entry());

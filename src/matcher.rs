@@ -14,12 +14,71 @@ pub struct PatternList {
     /// For each pattern, where it is safe, the same pattern with `^` and
     /// `$` at every line break: a batch's lines joined by line feeds are
     /// searched once, and only a batch it hits is matched line by line.
-    batch: Vec<Option<Regex>>,
+    /// Compiled on the first long batch (a case-insensitive pattern takes
+    /// a few tenths of a millisecond, which a wait's start need not pay).
+    batch: Vec<Lazy<Regex>>,
     match_case: bool,
 }
 
 /// Fewer lines than this are matched one by one straight away.
-const BATCH_AT: usize = 8;
+const BATCH_AT: usize = 32;
+
+/// A regex compiled when first asked for; `source` None: there is none.
+#[derive(Debug, Clone)]
+pub struct Lazy<R> {
+    source: Option<String>,
+    match_case: bool,
+    re: std::sync::OnceLock<Option<R>>,
+}
+
+impl<R> Lazy<R> {
+    pub(crate) fn new(source: Option<String>, match_case: bool) -> Self {
+        Self {
+            source,
+            match_case,
+            re: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn exists(&self) -> bool {
+        self.source.is_some()
+    }
+}
+
+impl Lazy<Regex> {
+    fn get(&self) -> Option<&Regex> {
+        self.re
+            .get_or_init(|| {
+                RegexBuilder::new(self.source.as_deref()?)
+                    .case_insensitive(!self.match_case)
+                    .multi_line(true)
+                    .size_limit(SIZE_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
+/// The lines a wait can use, as bytes (see [`PatternList::needed`]).
+pub type Needed = Lazy<regex::bytes::Regex>;
+
+impl Needed {
+    /// The regex, compiled on the first call; None if it cannot be.
+    pub fn regex(&self) -> Option<&regex::bytes::Regex> {
+        self.re
+            .get_or_init(|| {
+                regex::bytes::RegexBuilder::new(self.source.as_deref()?)
+                    .case_insensitive(!self.match_case)
+                    .multi_line(true)
+                    .crlf(true)
+                    .size_limit(SIZE_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+}
 
 /// The regex engine's limit on a compiled pattern; larger ones are refused
 /// with a clear error instead of using unbounded memory.
@@ -65,7 +124,7 @@ impl PatternList {
                     format!("{flag} #{} is not a valid regex: {detail}", i + 1)
                 })?;
             regexes.push(re);
-            batch.push(batch_regex(&source, regex, match_case));
+            batch.push(Lazy::new(batch_source(&source, regex), match_case));
         }
         Ok(Self {
             regexes,
@@ -107,29 +166,23 @@ impl PatternList {
 
     /// One bytes regex that hits, within lines joined by `\r\n` (or
     /// `\n`), every line any pattern of `self` or `other` hits on its own
-    /// (see `batch_regex`); None when a pattern is not fit for that, or
-    /// there is none.
-    pub fn needed(&self, other: &PatternList) -> Option<regex::bytes::Regex> {
+    /// (see `batch_source`), compiled when first used; None when a pattern
+    /// is not fit for that, or there is none.
+    pub fn needed(&self, other: &PatternList) -> Option<Needed> {
         let all = || {
             self.regexes
                 .iter()
                 .zip(&self.batch)
                 .chain(other.regexes.iter().zip(&other.batch))
         };
-        if all().next().is_none() || all().any(|(_, b)| b.is_none()) {
+        if all().next().is_none() || all().any(|(_, b)| !b.exists()) {
             return None;
         }
         let source = all()
             .map(|(r, _)| format!("(?:{})", r.as_str()))
             .collect::<Vec<_>>()
             .join("|");
-        regex::bytes::RegexBuilder::new(&source)
-            .case_insensitive(!self.match_case)
-            .multi_line(true)
-            .crlf(true)
-            .size_limit(SIZE_LIMIT)
-            .build()
-            .ok()
+        Some(Needed::new(Some(source), self.match_case))
     }
 
     /// The first pattern (in list order) that hits any of `lines`, and the
@@ -137,10 +190,11 @@ impl PatternList {
     pub fn first_hit<S: AsRef<str>>(&self, lines: &[S]) -> Option<(usize, Vec<usize>)> {
         // A flood's batch holds thousands of lines and almost never a hit:
         // one search over all of them says which patterns need a look.
-        let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Option::is_some))
+        let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Lazy::exists))
             .then(|| join_lines(lines));
         self.regexes.iter().enumerate().find_map(|(i, re)| {
-            if let (Some(text), Some(Some(all))) = (&joined, self.batch.get(i))
+            if let Some(text) = &joined
+                && let Some(all) = self.batch.get(i).and_then(Lazy::get)
                 && !all.is_match(text)
             {
                 return None;
@@ -156,23 +210,18 @@ impl PatternList {
     }
 }
 
-/// The pattern `source` with `^` and `$` also at line breaks, where that
-/// finds a hit in lines joined by line feeds whenever one of the lines has
-/// one: a match within a line keeps its span, and a line feed beside it
-/// counts as the text's edge does for `^`, `$` and word boundaries. Not
-/// for a regex that names the text's own edges (`\A`, `\z`) or sets
-/// flags inline (`(?-m)` would undo the line breaks): such a pattern is
-/// matched line by line only.
-fn batch_regex(source: &str, regex: bool, match_case: bool) -> Option<Regex> {
+/// The pattern `source`, to be compiled with `^` and `$` also at line
+/// breaks, where that finds a hit in lines joined by line feeds whenever
+/// one of the lines has one: a match within a line keeps its span, and a
+/// line feed beside it counts as the text's edge does for `^`, `$` and
+/// word boundaries. Not for a regex that names the text's own edges (`\A`,
+/// `\z`) or sets flags inline (`(?-m)` would undo the line breaks): such a
+/// pattern is matched line by line only.
+fn batch_source(source: &str, regex: bool) -> Option<String> {
     if regex && (source.contains("(?") || source.contains("\\A") || source.contains("\\z")) {
         return None;
     }
-    RegexBuilder::new(source)
-        .case_insensitive(!match_case)
-        .multi_line(true)
-        .size_limit(SIZE_LIMIT)
-        .build()
-        .ok()
+    Some(source.to_owned())
 }
 
 fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {
@@ -257,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_long_batch_gives_what_each_line_alone_gives() {
-        let mut lines: Vec<&str> = ["filler line", "", "  spaced  ", "x"].repeat(4);
+        let mut lines: Vec<&str> = ["filler line", "", "  spaced  ", "x"].repeat(9);
         lines.extend(["done", "not done", "done.", "word-ish", "Ready >", "$ "]);
         let cases: &[(&[&str], bool)] = &[
             (&["done"], false),
@@ -301,6 +350,7 @@ mod tests {
         ] {
             let l = list(pats, regex, false);
             let needed = l.needed(&stops).expect("fit for a batch");
+            let needed = needed.regex().expect("compiles");
             let joined = lines.join("\r\n") + "\r\n";
             for (i, line) in lines.iter().enumerate() {
                 if (0..pats.len()).any(|p| l.hits(p, line)) {

@@ -129,7 +129,7 @@ pub trait PaneSource {
     /// Only lines `needed` can hit, and the last `keep_last` lines, are
     /// wanted in batches (see [`vt::LineTracker::set_needed`]): a source
     /// may leave the others out. Polling keeps them all.
-    fn only_lines_hit_by(&mut self, _needed: regex::bytes::Regex, _keep_last: usize) {}
+    fn only_lines_hit_by(&mut self, _needed: crate::matcher::Needed, _keep_last: usize) {}
 }
 
 /// Rows of a capture with trailing blanks dropped, each right-trimmed.

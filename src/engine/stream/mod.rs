@@ -126,7 +126,7 @@ pub struct StreamSource {
     trace: Option<std::fs::File>,
     /// Only lines this pattern can hit are wanted, and the last lines (see
     /// `PaneSource::only_lines_hit_by`).
-    needed: Option<(std::sync::Arc<regex::bytes::Regex>, usize)>,
+    needed: Option<(std::sync::Arc<crate::matcher::Needed>, usize)>,
     /// The channel the hub's reader, the pane's process watch and signals
     /// send to (a new hub's reader sends to it too).
     tx: SyncSender<Event>,
@@ -466,7 +466,7 @@ impl PaneSource for StreamSource {
         self.tracker.recycle(batch);
     }
 
-    fn only_lines_hit_by(&mut self, needed: regex::bytes::Regex, keep_last: usize) {
+    fn only_lines_hit_by(&mut self, needed: crate::matcher::Needed, keep_last: usize) {
         self.needed = Some((std::sync::Arc::new(needed), keep_last));
     }
 

@@ -32,7 +32,10 @@ impl LineTracker {
         // Where the needed pattern hits (see `set_needed`), searched block
         // by block of whole lines as the lines come: a bulk may stop at the
         // next line, so the first block is small.
-        let needed = self.needed.as_deref().filter(|_| !st.final_only);
+        let needed = match &self.needed {
+            Some(n) if !st.final_only && self.bulk_taken >= self.needed_after => n.regex(),
+            _ => None,
+        };
         let keep_from = match needed {
             Some(_) => start_of_last_lines(data, self.keep_last),
             None => data.len(),
@@ -151,6 +154,7 @@ impl LineTracker {
             st.transcript.push_back(line);
             st.recorded = st.recorded.saturating_add(1);
         }
+        self.bulk_taken += at as u64;
         at
     }
 }
@@ -448,13 +452,10 @@ mod tests {
         let patterns = [r"(?i)needle", r"^x$", r"\bfoo\b", r"a\s+b", r"^$", r"d$"];
         for (k, pattern) in patterns.iter().enumerate() {
             let per_line = regex::Regex::new(pattern).unwrap();
-            let needed = std::sync::Arc::new(
-                regex::bytes::RegexBuilder::new(pattern)
-                    .multi_line(true)
-                    .crlf(true)
-                    .build()
-                    .unwrap(),
-            );
+            let needed = std::sync::Arc::new(crate::matcher::Needed::new(
+                Some((*pattern).to_owned()),
+                true,
+            ));
             let mut left_out = 0;
             for seed in 0..40u64 {
                 let mut rng = XorShift(0x0dd ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64);
@@ -462,9 +463,10 @@ mod tests {
                 for _ in 0..400 {
                     data.extend_from_slice(pieces[rng.below(pieces.len())]);
                 }
-                let run = |needed: Option<std::sync::Arc<regex::bytes::Regex>>| {
+                let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
                     let mut t = LineTracker::new(&Entry::blank(80));
                     t.set_needed(needed, KEEP);
+                    t.needed_after = 0;
                     let now = Instant::now();
                     let mut rng = XorShift(seed + 7);
                     let mut lines = Vec::new();

@@ -87,6 +87,9 @@ const KEEP_AFTER_CUT: usize = 4096;
 /// How many ended lines the tracker keeps as drawn, for the tail of a
 /// result (see [`LineTracker::screen_tail`]).
 const TRANSCRIPT_LINES: usize = 64;
+/// Bytes of plain lines a tracker takes in before it leaves out the lines
+/// a wait cannot use (see [`LineTracker::set_needed`]).
+const NEEDED_AFTER: u64 = 64 * 1024;
 
 /// Where a cell's character came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,9 +241,12 @@ pub struct LineTracker {
     bulk_enabled: bool,
     /// Only lines this pattern can hit are wanted (see
     /// [`LineTracker::set_needed`]).
-    needed: Option<std::sync::Arc<regex::bytes::Regex>>,
+    needed: Option<std::sync::Arc<crate::matcher::Needed>>,
     /// The last lines of every chunk are emitted all the same.
     keep_last: usize,
+    /// Bytes taken in bulk so far, and how many before `needed` is used.
+    bulk_taken: u64,
+    needed_after: u64,
 }
 
 struct State {
@@ -320,6 +326,8 @@ impl LineTracker {
             bulk_enabled: true,
             needed: None,
             keep_last: 0,
+            bulk_taken: 0,
+            needed_after: NEEDED_AFTER,
             state: State {
                 width,
                 cells,
@@ -366,7 +374,9 @@ impl LineTracker {
         self.state.final_only = on;
     }
 
-    /// Lines taken in bulk that `needed` cannot hit need not be made: they
+    /// Once a flood is under way (`NEEDED_AFTER` bytes taken in bulk, so
+    /// that a wait for the next line never pays for compiling `needed`),
+    /// lines taken in bulk that `needed` cannot hit need not be made: they
     /// are counted as taken in (what was written, the transcript) and not
     /// emitted. `needed` is searched over the bulk's bytes with `^` and `$`
     /// at each `\r\n` (multi-line, CRLF mode); a line it does not touch
@@ -378,7 +388,7 @@ impl LineTracker {
     /// batches (a wait's tail of what it saw).
     pub fn set_needed(
         &mut self,
-        needed: Option<std::sync::Arc<regex::bytes::Regex>>,
+        needed: Option<std::sync::Arc<crate::matcher::Needed>>,
         keep_last: usize,
     ) {
         self.needed = needed;
