@@ -76,7 +76,8 @@ pub fn connect(socket: &Socket, req: &Request, deadline: Instant) -> Result<Unix
                 .spawn_helper(&["hub"], "the tmux-wait hub")?;
             starting = Some((lock, now));
         }
-        std::thread::sleep(Duration::from_millis(1));
+        // A hub starting takes a few milliseconds: look often.
+        std::thread::sleep(Duration::from_micros(250));
     }
 }
 
