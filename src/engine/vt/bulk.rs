@@ -355,12 +355,41 @@ mod tests {
         assert_eq!(plain("caf\u{e9}".as_bytes()), None);
     }
 
+    /// `n` pieces picked at random (seeded), one after the other.
+    fn mix(pieces: &[&[u8]], n: usize, seed: u64) -> Vec<u8> {
+        let mut rng = crate::testutil::XorShift(seed);
+        let mut data = Vec::new();
+        for _ in 0..n {
+            data.extend_from_slice(pieces[rng.below(pieces.len())]);
+        }
+        data
+    }
+
+    /// Feed `data` in chunks of 1 to `most` bytes cut at random (seeded),
+    /// calling `after` after each, as a pane's stream comes.
+    fn feed_in_cuts(
+        t: &mut LineTracker,
+        data: &[u8],
+        seed: u64,
+        most: usize,
+        mut after: impl FnMut(&mut LineTracker),
+    ) {
+        let now = Instant::now();
+        let mut rng = crate::testutil::XorShift(seed);
+        let mut i = 0;
+        while i < data.len() {
+            let n = (1 + rng.below(most)).min(data.len() - i);
+            t.feed(&data[i..i + n], now);
+            after(t);
+            i += n;
+        }
+    }
+
     /// The bulk path gives what the parser and cells give, line for line
     /// (and the count of characters written, which attention reads), on
     /// random mixes of plain lines and everything else, cut anywhere.
     #[test]
     fn bulk_and_cells_agree() {
-        use crate::testutil::XorShift;
         let pieces: &[&[u8]] = &[
             b"plain line\r\n",
             b"another one here\r\n",
@@ -384,23 +413,14 @@ mod tests {
             b"\x1b[5D",
         ];
         for seed in 0..60u64 {
-            let mut rng = XorShift(0x5eed ^ seed.wrapping_mul(0x9e37_79b9));
-            let mut data = Vec::new();
-            for _ in 0..200 {
-                data.extend_from_slice(pieces[rng.below(pieces.len())]);
-            }
+            let data = mix(pieces, 200, 0x5eed ^ seed.wrapping_mul(0x9e37_79b9));
             for final_only in [false, true] {
                 let run = |bulk: bool| {
                     let mut t = LineTracker::new(&Entry::blank(7));
                     t.set_final_only(final_only);
                     t.bulk_enabled = bulk;
-                    let now = Instant::now();
-                    let mut rng = XorShift(seed + 1);
                     let mut items = Vec::new();
-                    let mut i = 0;
-                    while i < data.len() {
-                        let n = (1 + rng.below(97)).min(data.len() - i);
-                        t.feed(&data[i..i + n], now);
+                    feed_in_cuts(&mut t, &data, seed + 1, 97, |t| {
                         let got = t.take_items(false);
                         // Strings the caller is done with hold later lines.
                         t.recycle(
@@ -412,8 +432,7 @@ mod tests {
                                 .collect(),
                         );
                         items.extend(got);
-                        i += n;
-                    }
+                    });
                     items.extend(t.take_items(true));
                     (items, t.screen_tail(), t.saw_output(), t.written())
                 };
@@ -428,7 +447,6 @@ mod tests {
     /// it cannot hit may be left out (plain ones are).
     #[test]
     fn lines_a_needed_pattern_cannot_hit_are_left_out() {
-        use crate::testutil::XorShift;
         let pieces: &[&[u8]] = &[
             b"plain line\r\n",
             b"a NEEDLE in it\r\n",
@@ -458,25 +476,19 @@ mod tests {
             ));
             let mut left_out = 0;
             for seed in 0..40u64 {
-                let mut rng = XorShift(0x0dd ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64);
-                let mut data = Vec::new();
-                for _ in 0..400 {
-                    data.extend_from_slice(pieces[rng.below(pieces.len())]);
-                }
+                let data = mix(
+                    pieces,
+                    400,
+                    0x0dd ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64,
+                );
                 let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
                     let mut t = LineTracker::new(&Entry::blank(80));
                     t.set_needed(needed, KEEP);
                     t.needed_after = 0;
-                    let now = Instant::now();
-                    let mut rng = XorShift(seed + 7);
                     let mut lines = Vec::new();
-                    let mut i = 0;
-                    while i < data.len() {
-                        let n = (1 + rng.below(3000)).min(data.len() - i);
-                        t.feed(&data[i..i + n], now);
-                        lines.extend(t.take(false));
-                        i += n;
-                    }
+                    feed_in_cuts(&mut t, &data, seed + 7, 3000, |t| {
+                        lines.extend(t.take(false))
+                    });
                     lines.extend(t.take(true));
                     (lines, t.screen_tail(), t.saw_output(), t.written())
                 };
