@@ -18,7 +18,71 @@
 
 use super::*;
 
+/// Bytes of plain lines a tracker takes in before it leaves out the lines
+/// a wait cannot use (see [`LineTracker::set_needed`]).
+const NEEDED_AFTER: u64 = 64 * 1024;
+
+/// The lines a wait wants (see [`LineTracker::set_needed`]).
+pub(super) struct Wanted {
+    /// Only lines this pattern can hit.
+    needed: Option<std::sync::Arc<crate::matcher::Needed>>,
+    /// The last lines of every chunk are emitted all the same.
+    keep_last: usize,
+    /// Bytes taken in bulk so far, and how many before `needed` is used.
+    taken: u64,
+    after: u64,
+}
+
+impl Default for Wanted {
+    fn default() -> Self {
+        Self {
+            needed: None,
+            keep_last: 0,
+            taken: 0,
+            after: NEEDED_AFTER,
+        }
+    }
+}
+
 impl LineTracker {
+    /// Once a flood is under way (`NEEDED_AFTER` bytes taken in bulk, so
+    /// that a wait for the next line never pays for compiling `needed`),
+    /// lines taken in bulk that `needed` cannot hit need not be made: they
+    /// are counted as taken in (what was written, the transcript) and not
+    /// emitted. `needed` is searched over the bulk's bytes with `^` and `$`
+    /// at each `\r\n` (multi-line, CRLF mode); a line it does not touch
+    /// and that holds no escape sequence is skipped. A text wait asks for
+    /// this with its patterns: under a flood, thousands of lines it could
+    /// never match are not copied, matched or handed back. Lines through
+    /// the parser are all emitted, as before, and so are the last
+    /// `keep_last` lines of each chunk: the last lines of all stay in the
+    /// batches (a wait's tail of what it saw).
+    pub fn set_needed(
+        &mut self,
+        needed: Option<std::sync::Arc<crate::matcher::Needed>>,
+        keep_last: usize,
+    ) {
+        self.wanted.needed = needed;
+        self.wanted.keep_last = keep_last;
+    }
+
+    /// Bytes a program wrote while no one reads: whole plain lines in bulk,
+    /// the rest line by line through the parser.
+    pub(super) fn feed_output(&mut self, data: &[u8]) {
+        let mut i = 0;
+        while i < data.len() {
+            if self.bulk_enabled {
+                i += self.bulk(&data[i..]);
+            }
+            if i == data.len() {
+                break;
+            }
+            let end = memchr::memchr(b'\n', &data[i..]).map_or(data.len(), |p| i + p + 1);
+            self.advance(&data[i..end]);
+            i = end;
+        }
+    }
+
     /// Take in what can be taken in bulk at the start of `data`; returns
     /// how many bytes that was.
     pub(super) fn bulk(&mut self, data: &[u8]) -> usize {
@@ -32,12 +96,13 @@ impl LineTracker {
         // Where the needed pattern hits (see `set_needed`), searched block
         // by block of whole lines as the lines come: a bulk may stop at the
         // next line, so the first block is small.
-        let needed = match &self.needed {
-            Some(n) if !st.final_only && self.bulk_taken >= self.needed_after => n.regex(),
+        let w = &self.wanted;
+        let needed = match &w.needed {
+            Some(n) if !st.final_only && w.taken >= w.after => n.regex(),
             _ => None,
         };
         let keep_from = match needed {
-            Some(_) => start_of_last_lines(data, self.keep_last),
+            Some(_) => start_of_last_lines(data, w.keep_last),
             None => data.len(),
         };
         let mut hits: Vec<(usize, usize)> = Vec::new();
@@ -154,7 +219,7 @@ impl LineTracker {
             st.transcript.push_back(line);
             st.recorded = st.recorded.saturating_add(1);
         }
-        self.bulk_taken += at as u64;
+        self.wanted.taken += at as u64;
         at
     }
 }
@@ -484,7 +549,7 @@ mod tests {
                 let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
                     let mut t = LineTracker::new(&Entry::blank(80));
                     t.set_needed(needed, KEEP);
-                    t.needed_after = 0;
+                    t.wanted.after = 0;
                     let mut lines = Vec::new();
                     feed_in_cuts(&mut t, &data, seed + 7, 3000, |t| {
                         lines.extend(t.take(false))

@@ -87,9 +87,6 @@ const KEEP_AFTER_CUT: usize = 4096;
 /// How many ended lines the tracker keeps as drawn, for the tail of a
 /// result (see [`LineTracker::screen_tail`]).
 const TRANSCRIPT_LINES: usize = 64;
-/// Bytes of plain lines a tracker takes in before it leaves out the lines
-/// a wait cannot use (see [`LineTracker::set_needed`]).
-const NEEDED_AFTER: u64 = 64 * 1024;
 
 /// Where a cell's character came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,14 +236,8 @@ pub struct LineTracker {
     /// Plain lines may be taken in bulk (off only to test that it changes
     /// nothing).
     bulk_enabled: bool,
-    /// Only lines this pattern can hit are wanted (see
-    /// [`LineTracker::set_needed`]).
-    needed: Option<std::sync::Arc<crate::matcher::Needed>>,
-    /// The last lines of every chunk are emitted all the same.
-    keep_last: usize,
-    /// Bytes taken in bulk so far, and how many before `needed` is used.
-    bulk_taken: u64,
-    needed_after: u64,
+    /// The lines a wait wants (see [`LineTracker::set_needed`]).
+    wanted: bulk::Wanted,
 }
 
 struct State {
@@ -324,10 +315,7 @@ impl LineTracker {
             parser: vte::Parser::new(),
             ground: true,
             bulk_enabled: true,
-            needed: None,
-            keep_last: 0,
-            bulk_taken: 0,
-            needed_after: NEEDED_AFTER,
+            wanted: bulk::Wanted::default(),
             state: State {
                 width,
                 cells,
@@ -374,27 +362,6 @@ impl LineTracker {
         self.state.final_only = on;
     }
 
-    /// Once a flood is under way (`NEEDED_AFTER` bytes taken in bulk, so
-    /// that a wait for the next line never pays for compiling `needed`),
-    /// lines taken in bulk that `needed` cannot hit need not be made: they
-    /// are counted as taken in (what was written, the transcript) and not
-    /// emitted. `needed` is searched over the bulk's bytes with `^` and `$`
-    /// at each `\r\n` (multi-line, CRLF mode); a line it does not touch
-    /// and that holds no escape sequence is skipped. A text wait asks for
-    /// this with its patterns: under a flood, thousands of lines it could
-    /// never match are not copied, matched or handed back. Lines through
-    /// the parser are all emitted, as before, and so are the last
-    /// `keep_last` lines of each chunk: the last lines of all stay in the
-    /// batches (a wait's tail of what it saw).
-    pub fn set_needed(
-        &mut self,
-        needed: Option<std::sync::Arc<crate::matcher::Needed>>,
-        keep_last: usize,
-    ) {
-        self.needed = needed;
-        self.keep_last = keep_last;
-    }
-
     /// Feed bytes the pane's program wrote, read at `at`.
     pub fn feed(&mut self, data: &[u8], at: Instant) {
         self.feed_hinted(data, at, Hint::default());
@@ -434,23 +401,6 @@ impl LineTracker {
             if !to_come {
                 self.state.input = InputState::Input;
             }
-        }
-    }
-
-    /// Bytes a program wrote while no one reads: whole plain lines in bulk,
-    /// the rest line by line through the parser.
-    fn feed_output(&mut self, data: &[u8]) {
-        let mut i = 0;
-        while i < data.len() {
-            if self.bulk_enabled {
-                i += self.bulk(&data[i..]);
-            }
-            if i == data.len() {
-                break;
-            }
-            let end = memchr::memchr(b'\n', &data[i..]).map_or(data.len(), |p| i + p + 1);
-            self.advance(&data[i..end]);
-            i = end;
         }
     }
 
