@@ -29,7 +29,7 @@ impl StreamSource {
         if !flows_from_cursor(&replies[1], &replies[2], &st) {
             self.tracker.lose_flow();
         }
-        self.tracker.set_final_only(self.final_lines);
+        self.tracker_wants();
         self.streaming = true;
         self.unconsumed = false;
         Ok(())
@@ -58,7 +58,7 @@ impl StreamSource {
                     alternate_on: st.alternate_on,
                     ..Entry::blank(st.width as usize)
                 });
-                self.tracker.set_final_only(self.final_lines);
+                self.tracker_wants();
                 if !flows {
                     self.tracker.lose_flow();
                 }

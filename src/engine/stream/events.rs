@@ -127,10 +127,6 @@ impl StreamSource {
                             self.probe.leader_pid()
                         );
                     }
-                    // (The tracker may have been made anew since.)
-                    if let Some((needed, keep_last)) = &self.needed {
-                        self.tracker.set_needed(Some(needed.clone()), *keep_last);
-                    }
                     self.tracker.feed_hinted(&data, at, hint);
                     self.output_seen = true;
                     self.unconsumed = true;

@@ -290,7 +290,7 @@ impl StreamSource {
                 me.tracker.feed(&line, Instant::now());
                 me.tracker.forget();
                 me.tracker.set_input(&entry);
-                me.tracker.set_final_only(me.final_lines);
+                me.tracker_wants();
                 me.streaming = true;
                 let (replies, exact) = me.aligned_query(&hub::entry_queries(&t), setup.deadline)?;
                 me.exact_entry = exact;
@@ -393,6 +393,17 @@ impl StreamSource {
         &self.pane
     }
 
+    /// Tell the tracker (a new one too) which lines this wait wants: as
+    /// they end up, and only those a pattern can hit.
+    fn tracker_wants(&mut self) {
+        self.tracker.set_final_only(self.final_lines);
+        let (needed, keep_last) = match &self.needed {
+            Some((n, k)) => (Some(n.clone()), *k),
+            None => (None, 0),
+        };
+        self.tracker.set_needed(needed, keep_last);
+    }
+
     pub fn tracker(&self) -> &LineTracker {
         &self.tracker
     }
@@ -468,6 +479,7 @@ impl PaneSource for StreamSource {
 
     fn only_lines_hit_by(&mut self, needed: crate::matcher::Needed, keep_last: usize) {
         self.needed = Some((std::sync::Arc::new(needed), keep_last));
+        self.tracker_wants();
     }
 
     fn saw_output(&self) -> bool {
