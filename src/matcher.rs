@@ -16,23 +16,25 @@ pub struct PatternList {
     /// searched once, and only a batch it hits is matched line by line.
     /// Compiled on the first long batch (a case-insensitive pattern takes
     /// a few tenths of a millisecond, which a wait's start need not pay).
-    batch: Vec<Lazy<Regex>>,
+    /// None: the pattern is matched line by line only (see `batch_safe`).
+    batch: Vec<Option<std::sync::OnceLock<Option<Regex>>>>,
     match_case: bool,
 }
 
 /// Fewer lines than this are matched one by one straight away.
 const BATCH_AT: usize = 32;
 
-/// A regex compiled when first asked for; `source` None: there is none.
-#[derive(Debug, Clone)]
-pub struct Lazy<R> {
-    source: Option<String>,
+/// The lines a wait can use, as one bytes regex compiled when first
+/// asked for (see [`PatternList::needed`]).
+#[derive(Debug)]
+pub struct Needed {
+    source: String,
     match_case: bool,
-    re: std::sync::OnceLock<Option<R>>,
+    re: std::sync::OnceLock<Option<regex::bytes::Regex>>,
 }
 
-impl<R> Lazy<R> {
-    pub(crate) fn new(source: Option<String>, match_case: bool) -> Self {
+impl Needed {
+    pub(crate) fn new(source: String, match_case: bool) -> Self {
         Self {
             source,
             match_case,
@@ -40,35 +42,11 @@ impl<R> Lazy<R> {
         }
     }
 
-    fn exists(&self) -> bool {
-        self.source.is_some()
-    }
-}
-
-impl Lazy<Regex> {
-    fn get(&self) -> Option<&Regex> {
-        self.re
-            .get_or_init(|| {
-                RegexBuilder::new(self.source.as_deref()?)
-                    .case_insensitive(!self.match_case)
-                    .multi_line(true)
-                    .size_limit(SIZE_LIMIT)
-                    .build()
-                    .ok()
-            })
-            .as_ref()
-    }
-}
-
-/// The lines a wait can use, as bytes (see [`PatternList::needed`]).
-pub type Needed = Lazy<regex::bytes::Regex>;
-
-impl Needed {
     /// The regex, compiled on the first call; None if it cannot be.
     pub fn regex(&self) -> Option<&regex::bytes::Regex> {
         self.re
             .get_or_init(|| {
-                regex::bytes::RegexBuilder::new(self.source.as_deref()?)
+                regex::bytes::RegexBuilder::new(&self.source)
                     .case_insensitive(!self.match_case)
                     .multi_line(true)
                     .crlf(true)
@@ -124,7 +102,7 @@ impl PatternList {
                     format!("{flag} #{} is not a valid regex: {detail}", i + 1)
                 })?;
             regexes.push(re);
-            batch.push(Lazy::new(batch_source(&source, regex), match_case));
+            batch.push(batch_safe(&source, regex).then(std::sync::OnceLock::new));
         }
         Ok(Self {
             regexes,
@@ -175,14 +153,31 @@ impl PatternList {
                 .zip(&self.batch)
                 .chain(other.regexes.iter().zip(&other.batch))
         };
-        if all().next().is_none() || all().any(|(_, b)| !b.exists()) {
+        if all().next().is_none() || all().any(|(_, b)| b.is_none()) {
             return None;
         }
         let source = all()
             .map(|(r, _)| format!("(?:{})", r.as_str()))
             .collect::<Vec<_>>()
             .join("|");
-        Some(Needed::new(Some(source), self.match_case))
+        Some(Needed::new(source, self.match_case))
+    }
+
+    /// Pattern `i` with `^` and `$` at every line break, compiled on the
+    /// first call; None where it is not safe or does not compile.
+    fn batch_regex(&self, i: usize) -> Option<&Regex> {
+        self.batch
+            .get(i)?
+            .as_ref()?
+            .get_or_init(|| {
+                RegexBuilder::new(self.regexes[i].as_str())
+                    .case_insensitive(!self.match_case)
+                    .multi_line(true)
+                    .size_limit(SIZE_LIMIT)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// The first pattern (in list order) that hits any of `lines`, and the
@@ -190,11 +185,11 @@ impl PatternList {
     pub fn first_hit<S: AsRef<str>>(&self, lines: &[S]) -> Option<(usize, Vec<usize>)> {
         // A flood's batch holds thousands of lines and almost never a hit:
         // one search over all of them says which patterns need a look.
-        let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Lazy::exists))
+        let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Option::is_some))
             .then(|| join_lines(lines));
         self.regexes.iter().enumerate().find_map(|(i, re)| {
             if let Some(text) = &joined
-                && let Some(all) = self.batch.get(i).and_then(Lazy::get)
+                && let Some(all) = self.batch_regex(i)
                 && !all.is_match(text)
             {
                 return None;
@@ -210,18 +205,15 @@ impl PatternList {
     }
 }
 
-/// The pattern `source`, to be compiled with `^` and `$` also at line
-/// breaks, where that finds a hit in lines joined by line feeds whenever
-/// one of the lines has one: a match within a line keeps its span, and a
-/// line feed beside it counts as the text's edge does for `^`, `$` and
-/// word boundaries. Not for a regex that names the text's own edges (`\A`,
+/// Whether the pattern `source`, compiled with `^` and `$` also at line
+/// breaks, finds a hit in lines joined by line feeds whenever one of the
+/// lines has one: a match within a line keeps its span, and a line feed
+/// beside it counts as the text's edge does for `^`, `$` and word
+/// boundaries. Not so for a regex that names the text's own edges (`\A`,
 /// `\z`) or sets flags inline (`(?-m)` would undo the line breaks): such a
 /// pattern is matched line by line only.
-fn batch_source(source: &str, regex: bool) -> Option<String> {
-    if regex && (source.contains("(?") || source.contains("\\A") || source.contains("\\z")) {
-        return None;
-    }
-    Some(source.to_owned())
+fn batch_safe(source: &str, regex: bool) -> bool {
+    !(regex && (source.contains("(?") || source.contains("\\A") || source.contains("\\z")))
 }
 
 fn join_lines<S: AsRef<str>>(lines: &[S]) -> String {

@@ -535,10 +535,8 @@ mod tests {
         let patterns = [r"(?i)needle", r"^x$", r"\bfoo\b", r"a\s+b", r"^$", r"d$"];
         for (k, pattern) in patterns.iter().enumerate() {
             let per_line = regex::Regex::new(pattern).unwrap();
-            let needed = std::sync::Arc::new(crate::matcher::Needed::new(
-                Some((*pattern).to_owned()),
-                true,
-            ));
+            let needed =
+                std::sync::Arc::new(crate::matcher::Needed::new((*pattern).to_owned(), true));
             let mut left_out = 0;
             for seed in 0..40u64 {
                 let data = mix(
