@@ -80,12 +80,53 @@ pub struct Setup {
     /// Emit lines as they end up, with empty lines and marks (command
     /// output), instead of every state a line passed through (text waits).
     pub final_lines: bool,
-    /// Read this pane option (a cursor) first and capture the history from
-    /// where it points, as part of the entry state (stream engine only).
-    pub cursor_option: Option<String>,
+    /// A cursor read first: capture the history from where it points, as
+    /// part of the entry state (stream engine only).
+    pub cursor: Option<CursorRead>,
     /// Join the pane's stream at this point of every other wait's stream on
     /// it, marked with this token (stream engine only; see `hub`).
     pub mark: Option<String>,
+}
+
+/// A cursor option's value, and the row the entry's capture starts from
+/// to show what it has not shown (`cursor::capture_start`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CursorRead {
+    pub value: String,
+    pub from: String,
+}
+
+impl CursorRead {
+    /// The commands that read cursor option `option` of the pane `target`
+    /// names (`-t PANE`, or nothing for tmux's choice) and the geometry
+    /// its place is found with.
+    pub fn queries(target: &[String], option: &str) -> Vec<Vec<String>> {
+        let cmd = |head: &[&str], last: &str| {
+            let mut c: Vec<String> = head.iter().map(|s| (*s).to_owned()).collect();
+            c.extend(target.iter().cloned());
+            c.push(last.to_owned());
+            c
+        };
+        vec![
+            cmd(&["display-message", "-p"], crate::cursor::GEOMETRY_FORMAT),
+            cmd(&["show-options", "-pqv"], option),
+        ]
+    }
+
+    /// What [`CursorRead::queries`] were answered.
+    pub fn from_replies(replies: &[Vec<String>]) -> Result<CursorRead> {
+        let (Some(geometry), Some(value)) = (replies.first(), replies.get(1)) else {
+            return Err(crate::error::Error::new(
+                crate::error::Kind::Tmux,
+                "tmux did not answer the cursor's queries",
+            ));
+        };
+        let value = value.join("\n");
+        let g = Reply::new(geometry);
+        let f = [g.num(0)?, g.num(1)?, g.num(2)?, g.num(3)?];
+        let from = crate::cursor::capture_start(&value, &f);
+        Ok(CursorRead { value, from })
+    }
 }
 
 /// How the pane looked at the end.

@@ -114,7 +114,7 @@ impl PollSource {
             ready: None,
             deadline: Instant::now() + Duration::from_secs(5),
             final_lines: false,
-            cursor_option: None,
+            cursor: None,
             mark: None,
         };
         let mut me = PollSource::open(socket, pane, &setup)?;

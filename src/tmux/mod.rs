@@ -470,17 +470,51 @@ pub struct PaneInfo {
     pub pane_dead: bool,
     pub pane_tty: String,
     pub version: Version,
+    /// The server the pane was found on, when it was asked in the same
+    /// command list (it names the server's state directory).
+    pub server: Option<ServerId>,
 }
 
-/// The format `PaneInfo::parse` reads. Fields are TAB-separated and none can
-/// contain a TAB (ids, numbers, a tty path, a version).
-pub const PANE_INFO_FORMAT: &str =
-    "#{pane_id}\t#{session_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_tty}\t#{version}";
+/// Which server this is: its pid and start time (a restarted server on the
+/// same socket is another one), and its socket's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerId {
+    pub pid: String,
+    pub start: String,
+    pub socket_path: PathBuf,
+}
+
+/// The format of [`ServerId::parse`].
+pub const SERVER_ID_FORMAT: &str = "#{pid}\t#{start_time}\t#{socket_path}";
+
+impl ServerId {
+    /// A reply to [`SERVER_ID_FORMAT`] (the path is last: it may hold a
+    /// TAB).
+    pub fn parse(reply: &str) -> ServerId {
+        let mut f = reply.splitn(3, '\t');
+        let mut next = || f.next().unwrap_or("").to_owned();
+        ServerId {
+            pid: next(),
+            start: next(),
+            socket_path: PathBuf::from(next()),
+        }
+    }
+}
+
+/// The format `PaneInfo::parse` reads. Fields are TAB-separated and none
+/// but the last (the server's socket path) can contain a TAB (ids,
+/// numbers, a tty path, a version).
+pub const PANE_INFO_FORMAT: &str = concat!(
+    "#{pane_id}\t#{session_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_tty}\t#{version}\t",
+    "#{pid}\t#{start_time}\t#{socket_path}"
+);
 
 impl PaneInfo {
+    /// A reply to [`PANE_INFO_FORMAT`], or to its first six fields (no
+    /// server then).
     pub fn parse(line: &str) -> Option<PaneInfo> {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() != 6 || !f[0].starts_with('%') || !f[1].starts_with('$') {
+        let f: Vec<&str> = line.splitn(7, '\t').collect();
+        if f.len() < 6 || !f[0].starts_with('%') || !f[1].starts_with('$') {
             return None;
         }
         Some(PaneInfo {
@@ -495,6 +529,7 @@ impl PaneInfo {
             pane_dead: f[3] == "1" || f[2].is_empty(),
             pane_tty: f[4].to_owned(),
             version: Version::parse(f[5]),
+            server: f.get(6).map(|s| ServerId::parse(s)),
         })
     }
 
@@ -506,6 +541,18 @@ impl PaneInfo {
 
 /// Find the pane `target` names (or the one tmux would pick).
 pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
+    resolve_pane_with(socket, target, |_| Vec::new()).map(|(pane, _)| pane)
+}
+
+/// Find the pane `target` names, and run the commands `extra` makes of
+/// the target's arguments (`-t TARGET`, or none for the pane tmux picks)
+/// in the same command list: one client for both, and their replies
+/// describe the pane found.
+pub fn resolve_pane_with(
+    socket: &Socket,
+    target: Option<&str>,
+    extra: impl FnOnce(&[String]) -> Vec<Vec<String>>,
+) -> Result<(PaneInfo, Vec<Vec<String>>)> {
     // display-message falls back to another pane when its target does not
     // resolve; capture-pane does not, and an error ends the command list.
     let mut args: Vec<String> = Vec::new();
@@ -524,8 +571,28 @@ pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
     args.extend(target_args.iter().cloned());
     args.push(";".into());
     args.extend(["display-message", "-p"].map(String::from));
-    args.extend(target_args);
+    args.extend(target_args.iter().cloned());
     args.push(PANE_INFO_FORMAT.into());
+    let extra = extra(&target_args);
+    let nonce = crate::state::random_id();
+    if !extra.is_empty() {
+        for (i, c) in extra.iter().enumerate() {
+            args.push(";".into());
+            args.extend([
+                "display-message".into(),
+                "-p".into(),
+                format!("{nonce}:{i}"),
+            ]);
+            args.push(";".into());
+            args.extend(c.iter().cloned());
+        }
+        args.push(";".into());
+        args.extend([
+            "display-message".into(),
+            "-p".into(),
+            format!("{nonce}:end"),
+        ]);
+    }
     let lines = socket.run(&args).map_err(|e| match (e.kind, &target) {
         (Kind::NoPane, Some(t)) => Error::new(
             Kind::NoPane,
@@ -537,7 +604,12 @@ pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
         ),
         _ => e,
     })?;
-    let info = lines.last().and_then(|l| PaneInfo::parse(l));
+    // (The capture is one line; a socket path may hold a line feed.)
+    let tag = format!("{nonce}:0");
+    let info_end = lines.iter().position(|l| *l == tag).unwrap_or(lines.len());
+    let info = lines
+        .get(1..info_end)
+        .and_then(|l| PaneInfo::parse(&l.join("\n")));
     if let Some(p) = &info {
         socket.remember_version(p.version);
         if !p.version.supported() {
@@ -550,12 +622,18 @@ pub fn resolve_pane(socket: &Socket, target: Option<&str>) -> Result<PaneInfo> {
             ));
         }
     }
-    info.ok_or_else(|| {
+    let info = info.ok_or_else(|| {
         Error::new(
             Kind::NoPane,
             "tmux named no pane (is there a session on this server?)",
         )
-    })
+    })?;
+    let replies = if extra.is_empty() {
+        Vec::new()
+    } else {
+        split_replies(&lines, &nonce, extra.len())?
+    };
+    Ok((info, replies))
 }
 
 #[cfg(test)]
@@ -587,6 +665,17 @@ mod tests {
         let p = PaneInfo::parse("%3\t$1\t\t0\t/dev/pts/4\tnext-3.8").unwrap();
         assert!(p.pane_dead);
         assert_eq!(PaneInfo::parse("%3\t$1\tx\t0\t/dev/pts/4\t3.3a"), None);
+        assert_eq!(p.server, None);
+        // With the server, whose socket path may hold a TAB.
+        let p =
+            PaneInfo::parse("%3\t$1\t123\t0\t/dev/pts/4\t3.3a\t77\t1796217840\t/tmp/a\tb").unwrap();
+        assert_eq!(p.version, Version(3, 3));
+        let server = p.server.unwrap();
+        assert_eq!(
+            (server.pid.as_str(), server.start.as_str()),
+            ("77", "1796217840")
+        );
+        assert_eq!(server.socket_path, PathBuf::from("/tmp/a\tb"));
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
         ready: req.ready.clone(),
         deadline: deadline.max(start + SETUP_TIME),
         final_lines: false,
-        cursor_option: None,
+        cursor: None,
         mark: None,
     };
     let mut src: Box<dyn PaneSource> = open_source(req.engine, &req.socket, &pane, &setup)?;

@@ -89,25 +89,27 @@ impl WatchResult {
 
 /// The state store of the server behind `socket`.
 pub fn store_for(socket: &Socket) -> Result<Store> {
-    let lines = socket.run([
-        "display-message",
-        "-p",
-        "#{pid}\t#{start_time}\t#{socket_path}",
-    ])?;
-    let line = lines.first().cloned().unwrap_or_default();
-    let mut f = line.splitn(3, '\t');
-    let (pid, start, path) = (
-        f.next().unwrap_or(""),
-        f.next().unwrap_or(""),
-        f.next().unwrap_or(""),
-    );
-    Store::open(pid, start, std::path::Path::new(path))
+    let lines = socket.run(["display-message", "-p", crate::tmux::SERVER_ID_FORMAT])?;
+    open_store(&crate::tmux::ServerId::parse(&lines.join("\n")))
+}
+
+/// The state store of the server `pane` was found on (asked with the pane
+/// when it was, else now).
+pub fn store_of(socket: &Socket, pane: &PaneInfo) -> Result<Store> {
+    match &pane.server {
+        Some(s) => open_store(s),
+        None => store_for(socket),
+    }
+}
+
+fn open_store(s: &crate::tmux::ServerId) -> Result<Store> {
+    Store::open(&s.pid, &s.start, &s.socket_path)
 }
 
 pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
     let start = Instant::now();
     let pane = resolve_pane(&req.socket, req.target.as_deref())?;
-    let store = store_for(&req.socket)?;
+    let store = store_of(&req.socket, &pane)?;
     let opts = Options::read(&req.socket);
     let id = state::new_id();
     let channel = req
@@ -278,7 +280,7 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<Box<dyn P
             ready: None,
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
             final_lines: false,
-            cursor_option: None,
+            cursor: None,
             mark: None,
         },
     )

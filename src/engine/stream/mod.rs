@@ -16,7 +16,7 @@ use super::probe::{LOOK_EVERY, ReaderProbe};
 use super::shell::{self, Reads, line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
-use crate::cursor::{GEOMETRY_FORMAT, Geometry};
+use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::signals;
@@ -161,32 +161,11 @@ pub struct StreamSource {
 impl StreamSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
         let t = pane.pane_id.clone();
-        let s = |a: &str| a.to_owned();
         // A cursor says where to capture the history from.
-        let mut cursor_value = String::new();
-        let mut from: Option<String> = None;
-        if let Some(opt) = &setup.cursor_option {
-            let r = socket.batch(&[
-                vec![
-                    s("display-message"),
-                    s("-p"),
-                    s("-t"),
-                    t.clone(),
-                    s(GEOMETRY_FORMAT),
-                ],
-                vec![
-                    s("show-options"),
-                    s("-pqv"),
-                    s("-t"),
-                    t.clone(),
-                    opt.clone(),
-                ],
-            ])?;
-            cursor_value = r[1].join("\n");
-            let g = Reply::new(&r[0]);
-            let f = [g.num(0)?, g.num(1)?, g.num(2)?, g.num(3)?];
-            from = Some(crate::cursor::capture_start(&cursor_value, &f));
-        }
+        let (cursor_value, from) = match &setup.cursor {
+            Some(c) => (c.value.clone(), Some(c.from.clone())),
+            None => (String::new(), None),
+        };
         let mut extra: Vec<Vec<String>> = Vec::new();
         if let Some(f) = &from {
             extra.push(history_query(&t, f));

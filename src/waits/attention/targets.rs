@@ -58,6 +58,7 @@ impl Row {
             pane_dead: self.dead,
             pane_tty: self.tty.clone(),
             version,
+            server: None,
         }
     }
 

@@ -13,13 +13,13 @@
 
 use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
-use crate::engine::Setup;
 use crate::engine::shell::{self, Reads};
 use crate::engine::stream::StreamSource;
 use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
+use crate::engine::{CursorRead, Setup};
 use crate::error::{Error, Kind, Result};
 use crate::report::{ExitSource, InputOutcome, OutputReason, OutputResult, RunResult, seconds};
-use crate::tmux::{PaneInfo, Socket, resolve_pane};
+use crate::tmux::{PaneInfo, Socket, resolve_pane, resolve_pane_with};
 use regex::Regex;
 use std::fs::File;
 use std::io::Write;
@@ -207,13 +207,22 @@ impl Follow {
         mark: Option<String>,
         deadline: Instant,
     ) -> Result<Follow> {
-        let pane = resolve_pane(&req.socket, req.target.as_deref())?;
+        // The cursor is read with the pane, by the same tmux client.
+        let (pane, cursor) = match &cursor_option {
+            Some(opt) => {
+                let (pane, replies) = resolve_pane_with(&req.socket, req.target.as_deref(), |t| {
+                    CursorRead::queries(t, opt)
+                })?;
+                (pane, Some(CursorRead::from_replies(&replies)?))
+            }
+            None => (resolve_pane(&req.socket, req.target.as_deref())?, None),
+        };
         let setup = Setup {
             interval: Duration::from_millis(50),
             ready,
             deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
             final_lines: true,
-            cursor_option,
+            cursor,
             mark,
         };
         let src = StreamSource::open(&req.socket, &pane, &setup).map_err(|e| match e.kind {
