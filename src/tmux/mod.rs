@@ -141,23 +141,7 @@ impl Socket {
     /// printed before it, which no pane's text can forge.
     pub fn batch(&self, cmds: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
         let nonce = crate::state::random_id();
-        let mut args: Vec<String> = Vec::new();
-        for (i, c) in cmds.iter().enumerate() {
-            args.extend([
-                "display-message".into(),
-                "-p".into(),
-                format!("{nonce}:{i}"),
-            ]);
-            args.push(";".into());
-            args.extend(c.iter().cloned());
-            args.push(";".into());
-        }
-        args.extend([
-            "display-message".into(),
-            "-p".into(),
-            format!("{nonce}:end"),
-        ]);
-        let lines = self.run(&args)?;
+        let lines = self.run(tagged(&nonce, cmds))?;
         split_replies(&lines, &nonce, cmds.len())
     }
 
@@ -330,6 +314,27 @@ impl Socket {
             v
         })
     }
+}
+
+/// `cmds` as one command list whose replies [`split_replies`] tells apart:
+/// each led by a `NONCE:I` line, the list ended by `NONCE:end`.
+fn tagged(nonce: &str, cmds: &[Vec<String>]) -> Vec<String> {
+    let tag = |t: String| {
+        [
+            "display-message".to_owned(),
+            "-p".to_owned(),
+            format!("{nonce}:{t}"),
+        ]
+    };
+    let mut args: Vec<String> = Vec::new();
+    for (i, c) in cmds.iter().enumerate() {
+        args.extend(tag(i.to_string()));
+        args.push(";".into());
+        args.extend(c.iter().cloned());
+        args.push(";".into());
+    }
+    args.extend(tag("end".to_owned()));
+    args
 }
 
 /// Split the output of a command list whose replies are each led by a
@@ -576,22 +581,8 @@ pub fn resolve_pane_with(
     let extra = extra(&target_args);
     let nonce = crate::state::random_id();
     if !extra.is_empty() {
-        for (i, c) in extra.iter().enumerate() {
-            args.push(";".into());
-            args.extend([
-                "display-message".into(),
-                "-p".into(),
-                format!("{nonce}:{i}"),
-            ]);
-            args.push(";".into());
-            args.extend(c.iter().cloned());
-        }
         args.push(";".into());
-        args.extend([
-            "display-message".into(),
-            "-p".into(),
-            format!("{nonce}:end"),
-        ]);
+        args.extend(tagged(&nonce, &extra));
     }
     let lines = socket.run(&args).map_err(|e| match (e.kind, &target) {
         (Kind::NoPane, Some(t)) => Error::new(
