@@ -667,6 +667,7 @@ mod tests {
             ("77", "1796217840")
         );
         assert_eq!(server.socket_path, PathBuf::from("/tmp/a\tb"));
+        assert!(PANE_INFO_FORMAT.ends_with(&format!("\t{SERVER_ID_FORMAT}")));
     }
 
     #[test]
