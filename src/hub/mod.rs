@@ -29,9 +29,12 @@
 //! - A pane piped by someone else (a logging plugin, the user's own
 //!   `pipe-pane`) is never touched: the answer is [`Entry::Foreign`].
 //!
-//! The pipe is opened with `-I -O`: tmux then also reads the socket, sees
-//! the end of it the moment the hub closes its side (the last wait on the
-//! pane left, or the hub died), and closes the pipe at once. The hub never
+//! When the last wait on a pane leaves, its pipe stays `KEEP` (the hub's
+//! own linger) for the next call on the pane to join, unless the pane
+//! writes `router::IDLE_BYTES` meanwhile (see `router`). The pipe is opened
+//! with `-I -O`: tmux then also reads the socket, sees the end of it the
+//! moment the hub closes its side (that moment over, or the hub died), and
+//! closes the pipe at once. The hub never
 //! writes to it, so nothing is ever typed into the pane. The pipe's command
 //! is `tmux-wait pipe-feed TOKEN` (see `feed`): it hands its end of the
 //! socket to the hub and exits, so no process per pane stays behind.

@@ -4,13 +4,37 @@
 use super::policy::ENTRY_QUERIES;
 use super::protocol::Entry;
 use crate::error::{Error, Kind, Result};
-use crate::tmux::protocol::command_list;
+use crate::tmux::protocol::{command_list, format_escape, sh_quote};
 use crate::tmux::{PaneState, Socket};
+
+/// The pipe's command line, without its token: this very binary's
+/// `pipe-feed`, which `sh -c` runs after tmux expanded it as a format.
+pub(super) fn feed_command(socket: &Socket) -> Result<String> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
+    let sock = socket.absolute().path();
+    Ok(format_escape(&format!(
+        "exec {} -S {} pipe-feed",
+        sh_quote(&exe.to_string_lossy()),
+        sh_quote(&sock.to_string_lossy())
+    )))
+}
 
 /// A finished `if-shell ... pipe-pane ...` command list.
 pub(super) struct Started {
     pub(super) pane: String,
     pub(super) result: Result<Entry>,
+}
+
+impl Started {
+    /// How the start ended, in a word (for the hub's log).
+    pub(super) fn outcome(&self) -> &'static str {
+        match &self.result {
+            Ok(Entry::Fresh { .. }) => "fresh",
+            Ok(Entry::Foreign) => "foreign",
+            Ok(_) => "other",
+            Err(_) => "error",
+        }
+    }
 }
 
 /// Open pane `pane`'s pipe unless it has one, and read its state and

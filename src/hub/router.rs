@@ -7,6 +7,7 @@ use super::JoinPoint;
 use super::protocol::{Entry, Frame};
 use crate::tmux::PaneState;
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 /// Frames to send, in order, each to one wait.
 pub type Sends = Vec<(u64, Frame)>;
@@ -36,7 +37,17 @@ struct Route {
     starter: Option<u64>,
     /// Where the stream stands, for waits that join it.
     at: JoinPoint,
+    /// Since when a live stream has had nobody to read it (its pipe is
+    /// kept a moment for the next call on the pane).
+    idle_since: Option<Instant>,
+    /// Bytes the stream took in while idle.
+    idle_bytes: usize,
 }
+
+/// Output an idle stream takes in before it is closed anyway: a pane that
+/// floods is entered afresh (a fresh entry is exact at once; a join there
+/// must line its capture up with a stream that never pauses).
+pub const IDLE_BYTES: usize = 64 << 10;
 
 impl Route {
     /// Wait `id` joins: a mark goes to the waits already on the stream
@@ -53,7 +64,13 @@ impl Route {
         };
         sends.push((id, Frame::Entry(self.at.entry())));
         self.waiters.push(id);
+        self.idle_since = None;
+        self.idle_bytes = 0;
         sends
+    }
+
+    fn unwatched(&self) -> bool {
+        self.live && self.waiters.is_empty() && self.pending.is_empty()
     }
 }
 
@@ -124,38 +141,85 @@ impl Router {
         match self.routes.get_mut(pane) {
             Some(r) => {
                 r.at.feed(data);
+                if r.idle_since.is_some() {
+                    r.idle_bytes = r.idle_bytes.saturating_add(data.len());
+                }
                 &r.waiters
             }
             None => &[],
         }
     }
 
-    /// Wait `id` on `pane` left. True when the pane's stream is live and
-    /// nobody reads it any more: the server closes its pipe (and the route
-    /// is gone).
-    pub fn leave(&mut self, id: u64, pane: &str) -> bool {
+    /// Wait `id` on `pane` left, at `now`. A live stream nobody reads any
+    /// more becomes idle (see `settle`).
+    pub fn leave(&mut self, id: u64, pane: &str, now: Instant) {
         let Some(r) = self.routes.get_mut(pane) else {
-            return false;
+            return;
         };
         r.waiters.retain(|w| *w != id);
         r.pending.retain(|(w, _)| *w != id);
         if r.starter == Some(id) {
             r.starter = None;
         }
-        self.close_if_unwatched(pane)
+        self.settle(pane, now);
     }
 
-    /// True (and the route is gone) when `pane`'s stream is live and
-    /// nobody reads it. One still starting is judged when it is live.
-    pub fn close_if_unwatched(&mut self, pane: &str) -> bool {
-        let unwatched = self
-            .routes
-            .get(pane)
-            .is_some_and(|r| r.live && r.waiters.is_empty() && r.pending.is_empty());
-        if unwatched {
-            self.routes.remove(pane);
+    /// A live stream of `pane` that nobody reads is idle from `now` on (if
+    /// it was not already): its pipe stays, and a wait that comes joins it,
+    /// until `expired` says it is closed. One still starting is judged
+    /// when it is live.
+    pub fn settle(&mut self, pane: &str, now: Instant) {
+        if let Some(r) = self.routes.get_mut(pane)
+            && r.unwatched()
+        {
+            r.idle_since.get_or_insert(now);
         }
-        unwatched
+    }
+
+    /// The streams idle for `keep` or longer at `now`, or that took in
+    /// `IDLE_BYTES` while idle (their routes are gone: the server closes
+    /// their pipes).
+    pub fn expired(&mut self, now: Instant, keep: Duration) -> Vec<String> {
+        self.take_idle(|r| {
+            r.idle_bytes >= IDLE_BYTES
+                || r.idle_since
+                    .is_some_and(|since| now.saturating_duration_since(since) >= keep)
+        })
+    }
+
+    /// Every idle stream (their routes are gone), to make room.
+    pub fn take_all_idle(&mut self) -> Vec<String> {
+        self.take_idle(|_| true)
+    }
+
+    fn take_idle(&mut self, pick: impl Fn(&Route) -> bool) -> Vec<String> {
+        let gone: Vec<String> = self
+            .routes
+            .iter()
+            .filter(|(_, r)| r.unwatched() && r.idle_since.is_some() && pick(r))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in &gone {
+            self.routes.remove(p);
+        }
+        gone
+    }
+
+    /// When the next idle stream is due to close, after `keep`.
+    pub fn next_expiry(&self, keep: Duration) -> Option<Instant> {
+        self.routes
+            .values()
+            .filter(|r| r.unwatched())
+            .filter_map(|r| r.idle_since)
+            .min()
+            .map(|t| t + keep)
+    }
+
+    /// True when `pane`'s stream is live and idle: nobody reads it.
+    pub fn is_idle(&self, pane: &str) -> bool {
+        self.routes
+            .get(pane)
+            .is_some_and(|r| r.unwatched() && r.idle_since.is_some())
     }
 
     /// `pane`'s stream ended: the waits that must hear it (the route is
@@ -255,24 +319,58 @@ mod tests {
         assert_eq!(r.request(3, "%0", None), Requested::Start);
     }
 
-    /// The pipe closes when the last wait leaves a live stream; a stream
-    /// whose waits all left while it was starting closes once live.
+    /// A live stream whose last wait left is idle: kept for `keep`, joined
+    /// by the next wait that comes meanwhile (from where the stream stands,
+    /// which idle chunks moved on), closed once `keep` has passed. A stream
+    /// whose waits all left while it was starting is idle once live.
     #[test]
-    fn the_last_wait_leaving_closes_the_pipe() {
+    fn the_last_wait_leaving_keeps_the_pipe_a_moment() {
+        let keep = Duration::from_millis(250);
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
         let mut r = Router::default();
         r.request(1, "%1", None);
         r.started("%1", fresh());
         r.request(2, "%1", None);
-        assert!(!r.leave(1, "%1"));
-        assert!(r.leave(2, "%1"));
+        r.leave(1, "%1", ms(0));
+        assert!(!r.is_idle("%1"));
+        r.leave(2, "%1", ms(10));
+        assert!(r.is_idle("%1"));
+        assert_eq!(r.next_expiry(keep), Some(ms(260)));
+        assert!(r.expired(ms(100), keep).is_empty());
+        // Output while idle moves the join point on; nobody is sent it.
+        assert!(r.data("%1", b"old line\r\nhalf").is_empty());
+        assert_eq!(
+            r.request(3, "%1", None),
+            Requested::Joined(vec![(3, joined(b"half", true, false))])
+        );
+        assert!(!r.is_idle("%1"));
+        assert_eq!(r.next_expiry(keep), None);
+        r.leave(3, "%1", ms(300));
+        assert!(r.expired(ms(549), keep).is_empty());
+        assert_eq!(r.expired(ms(550), keep), ["%1"]);
         assert!(r.is_empty());
+        // A flooding pane's idle stream closes once it took in enough.
+        r.request(4, "%4", None);
+        r.started("%4", fresh());
+        r.data("%4", &[b'x'; IDLE_BYTES]);
+        r.leave(4, "%4", ms(0));
+        r.data("%4", &[b'x'; IDLE_BYTES - 1]);
+        assert!(r.expired(ms(1), keep).is_empty());
+        r.data("%4", b"x");
+        assert_eq!(r.expired(ms(1), keep), ["%4"]);
         // Left before the pipe was live: the starter is gone, nobody gets
-        // the entry, and the pipe closes as soon as it is live.
+        // the entry, and the stream is idle once live.
         r.request(5, "%2", None);
-        assert!(!r.leave(5, "%2"));
+        r.leave(5, "%2", ms(0));
+        assert!(!r.is_idle("%2"));
         assert!(r.started("%2", fresh()).is_empty());
-        assert!(r.close_if_unwatched("%2"));
-        // A wait on a pane nobody streams leaves nothing to close.
-        assert!(!r.leave(9, "%9"));
+        r.settle("%2", ms(20));
+        assert!(r.is_idle("%2"));
+        assert_eq!(r.take_all_idle(), ["%2"]);
+        assert!(r.is_empty());
+        // A wait on a pane nobody streams leaves nothing behind.
+        r.leave(9, "%9", ms(0));
+        assert!(r.is_empty());
     }
 }

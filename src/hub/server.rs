@@ -13,7 +13,6 @@ use super::router::{Requested, Router, Sends};
 use super::starts::{self, StartJob, Starts};
 use crate::error::{Error, Kind, Result};
 use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
-use crate::tmux::protocol::{format_escape, sh_quote};
 use crate::tmux::{Socket, SocketLock};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
@@ -24,6 +23,10 @@ use std::time::{Duration, Instant};
 
 /// How long the hub stays after its last wait left.
 const LINGER: Duration = Duration::from_millis(250);
+/// How long a pane's pipe stays after its last wait left, for the next
+/// call on the pane to join (a script's calls in a row skip the pipe's
+/// start); never past the hub's own stay.
+const KEEP: Duration = LINGER;
 /// Output queued for a wait past which it is dropped, in MiB
 /// (`TMUX_WAIT_HUB_QUEUE_MB` changes it, for tests).
 const QUEUE_MB: usize = 64;
@@ -155,15 +158,7 @@ const CLOSING: Duration = Duration::from_secs(1);
 
 impl Hub {
     fn new(socket: &Socket) -> Result<Hub> {
-        let exe =
-            std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
-        let sock = socket.absolute().path();
-        // sh -c runs it after tmux expanded it as a format.
-        let feed_cmd = format_escape(&format!(
-            "exec {} -S {} pipe-feed",
-            sh_quote(&exe.to_string_lossy()),
-            sh_quote(&sock.to_string_lossy())
-        ));
+        let feed_cmd = super::pipe::feed_command(socket)?;
         let (wake_r, wake_w) =
             UnixStream::pair().map_err(|e| Error::io("cannot set up the hub", e))?;
         wake_r
@@ -266,7 +261,7 @@ impl Hub {
             if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
                 return;
             }
-            if self.conns.is_empty() && self.taps.is_empty() && !self.dropped.pending() {
+            if self.idle() && !self.dropped.pending() {
                 let since = *self.idle_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= LINGER {
                     return;
@@ -277,13 +272,21 @@ impl Hub {
         }
     }
 
-    /// How long the loop may sleep: until the linger ends, a request or a
-    /// feed is overdue.
+    /// No wait is served and no pipe starts: every pipe is idle.
+    fn idle(&self) -> bool {
+        self.conns.is_empty() && self.taps.keys().all(|p| self.router.is_idle(p))
+    }
+
+    /// How long the loop may sleep: until the linger ends, an idle pipe
+    /// closes, a request or a feed is overdue.
     fn next_timeout(&self) -> Option<Duration> {
         let mut next: Option<Instant> = None;
         let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
-        if self.conns.is_empty() && self.taps.is_empty() {
+        if self.idle() {
             at(self.idle_since.unwrap_or_else(Instant::now) + LINGER);
+        }
+        if let Some(t) = self.router.next_expiry(KEEP) {
+            at(t);
         }
         if self.dropped.any() {
             at(Instant::now() + super::dropped::LOOK_EVERY);
@@ -459,9 +462,20 @@ impl Hub {
 
     fn on_request(&mut self, id: u64, req: Request) {
         log(format_args!("request {id} {}", req.pane));
-        // A wait that does not fit is refused at once; the others go on.
-        let fresh = !self.taps.contains_key(&req.pane);
-        if !self.budget.fits(self.held(), fresh) {
+        // A wait that does not fit is refused at once (once idle pipes made
+        // what room they can); the others go on.
+        if !self
+            .budget
+            .fits(self.held(), !self.taps.contains_key(&req.pane))
+        {
+            for p in self.router.take_all_idle() {
+                self.close_pipe(&p);
+            }
+        }
+        if !self
+            .budget
+            .fits(self.held(), !self.taps.contains_key(&req.pane))
+        {
             log(format_args!(
                 "refused {id}: out of descriptors {:?}",
                 self.held()
@@ -540,16 +554,7 @@ impl Hub {
             }
             _ => {}
         }
-        log(format_args!(
-            "started {} {}",
-            s.pane,
-            match &s.result {
-                Ok(Entry::Fresh { .. }) => "fresh",
-                Ok(Entry::Foreign) => "foreign",
-                Ok(_) => "other",
-                Err(_) => "error",
-            }
-        ));
+        log(format_args!("started {} {}", s.pane, s.outcome()));
         if !self.taps.contains_key(&s.pane) {
             return;
         }
@@ -571,7 +576,8 @@ impl Hub {
         if let Some(t) = self.taps.get_mut(&s.pane) {
             t.live_since = Instant::now();
         }
-        self.close_if_unwatched(&s.pane);
+        // Its waits may all have left while it started.
+        self.router.settle(&s.pane, Instant::now());
     }
 
     /// Read what the pane's pipe holds (up to `limit` bytes) and pass it on.
@@ -604,9 +610,14 @@ impl Hub {
             }
             let data = &buf[..n as usize];
             read += data.len();
+            let waits = self.router.data(pane, data);
+            // An idle pipe's chunk only moves its join point on.
+            if waits.is_empty() {
+                continue;
+            }
             let frame = Frame::Data(data.to_vec());
             let mut over = Vec::new();
-            for w in self.router.data(pane, data) {
+            for w in waits {
                 if let Some(c) = self.conns.get_mut(w) {
                     c.push(&frame);
                     if c.pending() > self.queue_limit {
@@ -657,6 +668,9 @@ impl Hub {
         for p in unfed {
             self.end_tap(&p, EndReason::NoFeed);
         }
+        for p in self.router.expired(Instant::now(), KEEP) {
+            self.close_pipe(&p);
+        }
     }
 
     fn flush_all(&mut self) {
@@ -675,22 +689,13 @@ impl Hub {
         let Some(c) = self.conns.remove(&id) else {
             return;
         };
-        if let Role::Waiter { pane, .. } = c.role
-            && self.router.leave(id, &pane)
-        {
-            self.close_pipe(&pane);
+        if let Role::Waiter { pane, .. } = c.role {
+            self.router.leave(id, &pane, Instant::now());
         }
     }
 
-    /// A live pipe nobody reads is closed: dropping our end of its socket
-    /// makes tmux close it at once (`-I`). One still starting is closed
-    /// when it is live.
-    fn close_if_unwatched(&mut self, pane: &str) {
-        if self.router.close_if_unwatched(pane) {
-            self.close_pipe(pane);
-        }
-    }
-
+    /// Dropping our end of the pipe's socket makes tmux close it at once
+    /// (`-I`).
     fn close_pipe(&mut self, pane: &str) {
         self.taps.remove(pane);
         self.closed.insert(pane.to_owned(), Instant::now());

@@ -101,6 +101,77 @@ fn run_loses_no_line_of_a_loop_of_builtins() {
     }
 }
 
+/// The same, on a pane whose pipe is already open (another wait reads it,
+/// as when calls follow each other and the pipe of the last is still
+/// there, or a watch runs): each call joins the stream where it stands
+/// instead of opening the pipe, and still gets every line once: loops of
+/// builtins, a chain of commands, and a loop followed by `output` after
+/// `run` timed out.
+#[test]
+fn every_line_also_when_the_pipe_is_already_open() {
+    let threads: Vec<_> = shells()
+        .into_iter()
+        .map(|sh| {
+            std::thread::spawn(move || {
+                let s = TestServer::new();
+                let p = s.shell_window(sh, "");
+                let holder = s.start_wait(&[
+                    "text",
+                    "-t",
+                    &p,
+                    "--pattern",
+                    "^NEVER_SHARED$",
+                    "--timeout",
+                    "10m",
+                ]);
+                assert!(s.pane_piped(&p), "{sh}: the holder's pipe");
+                for n in 0..5 {
+                    for cmd in [
+                        "for i in $(seq 1 300); do echo L$i; sleep 0.001; done",
+                        "for i in $(seq 1 300); do echo L$i; done",
+                    ] {
+                        let v = run(&s, &p, &["--timeout", "60"], cmd);
+                        assert_eq!(strings(&v, "output"), numbered(300), "{sh}, run {n}");
+                        assert_eq!(v["exit_status"], 0, "{sh}: {v}");
+                    }
+                }
+                let chain = "echo L1; seq 2 2 | sed 's/^/L/'; (echo L3); printf 'L4\\n'; \
+                             x=L5; echo $x; { echo L6; }; echo L7 | cat";
+                let v = run(&s, &p, &[], chain);
+                assert_eq!(strings(&v, "output"), numbered(7), "{sh}: {v}");
+                let v = run(
+                    &s,
+                    &p,
+                    &["--timeout", "0.3"],
+                    "for i in $(seq 1 60); do echo L$i; sleep 0.01; done; (exit 5)",
+                );
+                assert_eq!(v["timed_out"], true, "{sh}: {v}");
+                let mut got = strings(&v, "output");
+                let end = Instant::now() + Duration::from_secs(30);
+                let last = loop {
+                    let o = output(&s, &p, &["--timeout", "5"]);
+                    got.extend(strings(&o, "lines"));
+                    if o["finished"] == true {
+                        break o;
+                    }
+                    assert!(Instant::now() < end, "{sh}: never finished: {o}");
+                };
+                assert_eq!(got, numbered(60), "{sh}");
+                assert_eq!(last["exit_status"], 5, "{sh}: {last}");
+                // The holder read the pane all along (its connection to the
+                // hub is the one left), and its pipe goes with it.
+                s.wait_until(&p, "the holder alone on the hub", || s.hub_waiters() == 1);
+                drop(holder);
+                s.wait_no_helpers();
+                s.wait_until(&p, "the pipe closed", || !s.pane_piped(&p));
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a shell's runs");
+    }
+}
+
 /// Ten commands in one line, mixing builtins, programs, pipelines and
 /// subshells: every line, in order, six times in each shell.
 #[test]
