@@ -65,40 +65,7 @@ fn run_loses_no_line_of_a_loop_of_builtins() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10);
-    let threads: Vec<_> = shells()
-        .into_iter()
-        .map(|sh| {
-            std::thread::spawn(move || {
-                let s = TestServer::new();
-                let p = s.shell_window(sh, "");
-                let want = numbered(300);
-                for (what, cmd) in [
-                    (
-                        "with sleeps",
-                        "for i in $(seq 1 300); do echo L$i; sleep 0.001; done",
-                    ),
-                    ("without", "for i in $(seq 1 300); do echo L$i; done"),
-                ] {
-                    for n in 0..runs {
-                        let v = run(&s, &p, &["--timeout", "60"], cmd);
-                        let got = strings(&v, "output");
-                        assert_eq!(
-                            got.len(),
-                            300,
-                            "{sh}, {what}, run {n}: {} lines of 300; missing: {:?}",
-                            got.len(),
-                            want.iter().filter(|l| !got.contains(l)).collect::<Vec<_>>()
-                        );
-                        assert_eq!(got, want, "{sh}, {what}, run {n}");
-                        assert_eq!(v["exit_status"], 0, "{sh}: {v}");
-                    }
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().expect("a shell's runs");
-    }
+    in_each_shell_at_once(move |s, p, sh| loops_lose_nothing(s, p, sh, runs));
 }
 
 /// The same, on a pane whose pipe is already open (another wait reads it,
@@ -109,66 +76,73 @@ fn run_loses_no_line_of_a_loop_of_builtins() {
 /// `run` timed out.
 #[test]
 fn every_line_also_when_the_pipe_is_already_open() {
+    in_each_shell_at_once(|s, p, sh| {
+        let holder = s.start_wait(&[
+            "text",
+            "-t",
+            p,
+            "--pattern",
+            "^NEVER_SHARED$",
+            "--timeout",
+            "10m",
+        ]);
+        assert!(s.pane_piped(p), "{sh}: the holder's pipe");
+        loops_lose_nothing(s, p, sh, 5);
+        let chain = "echo L1; seq 2 2 | sed 's/^/L/'; (echo L3); printf 'L4\\n'; \
+                     x=L5; echo $x; { echo L6; }; echo L7 | cat";
+        let v = run(s, p, &[], chain);
+        assert_eq!(strings(&v, "output"), numbered(7), "{sh}: {v}");
+        run_then_output_a_loop(s, p, sh);
+        // The holder read the pane all along (its connection to the hub is
+        // the one left), and its pipe goes with it.
+        s.wait_until(p, "the holder alone on the hub", || s.hub_waiters() == 1);
+        drop(holder);
+        s.wait_no_helpers();
+        s.wait_until(p, "the pipe closed", || !s.pane_piped(p));
+    });
+}
+
+/// `f` in a pane of each shell, the shells side by side (a server each).
+fn in_each_shell_at_once(f: impl Fn(&TestServer, &str, &str) + Copy + Send + 'static) {
     let threads: Vec<_> = shells()
         .into_iter()
         .map(|sh| {
             std::thread::spawn(move || {
                 let s = TestServer::new();
                 let p = s.shell_window(sh, "");
-                let holder = s.start_wait(&[
-                    "text",
-                    "-t",
-                    &p,
-                    "--pattern",
-                    "^NEVER_SHARED$",
-                    "--timeout",
-                    "10m",
-                ]);
-                assert!(s.pane_piped(&p), "{sh}: the holder's pipe");
-                for n in 0..5 {
-                    for cmd in [
-                        "for i in $(seq 1 300); do echo L$i; sleep 0.001; done",
-                        "for i in $(seq 1 300); do echo L$i; done",
-                    ] {
-                        let v = run(&s, &p, &["--timeout", "60"], cmd);
-                        assert_eq!(strings(&v, "output"), numbered(300), "{sh}, run {n}");
-                        assert_eq!(v["exit_status"], 0, "{sh}: {v}");
-                    }
-                }
-                let chain = "echo L1; seq 2 2 | sed 's/^/L/'; (echo L3); printf 'L4\\n'; \
-                             x=L5; echo $x; { echo L6; }; echo L7 | cat";
-                let v = run(&s, &p, &[], chain);
-                assert_eq!(strings(&v, "output"), numbered(7), "{sh}: {v}");
-                let v = run(
-                    &s,
-                    &p,
-                    &["--timeout", "0.3"],
-                    "for i in $(seq 1 60); do echo L$i; sleep 0.01; done; (exit 5)",
-                );
-                assert_eq!(v["timed_out"], true, "{sh}: {v}");
-                let mut got = strings(&v, "output");
-                let end = Instant::now() + Duration::from_secs(30);
-                let last = loop {
-                    let o = output(&s, &p, &["--timeout", "5"]);
-                    got.extend(strings(&o, "lines"));
-                    if o["finished"] == true {
-                        break o;
-                    }
-                    assert!(Instant::now() < end, "{sh}: never finished: {o}");
-                };
-                assert_eq!(got, numbered(60), "{sh}");
-                assert_eq!(last["exit_status"], 5, "{sh}: {last}");
-                // The holder read the pane all along (its connection to the
-                // hub is the one left), and its pipe goes with it.
-                s.wait_until(&p, "the holder alone on the hub", || s.hub_waiters() == 1);
-                drop(holder);
-                s.wait_no_helpers();
-                s.wait_until(&p, "the pipe closed", || !s.pane_piped(&p));
+                f(&s, &p, sh);
             })
         })
         .collect();
     for t in threads {
         t.join().expect("a shell's runs");
+    }
+}
+
+/// A loop of 300 builtin `echo`s, with and without a child between them,
+/// `runs` times each: every line once, in order.
+fn loops_lose_nothing(s: &TestServer, p: &str, sh: &str, runs: usize) {
+    let want = numbered(300);
+    for (what, cmd) in [
+        (
+            "with sleeps",
+            "for i in $(seq 1 300); do echo L$i; sleep 0.001; done",
+        ),
+        ("without", "for i in $(seq 1 300); do echo L$i; done"),
+    ] {
+        for n in 0..runs {
+            let v = run(s, p, &["--timeout", "60"], cmd);
+            let got = strings(&v, "output");
+            assert_eq!(
+                got.len(),
+                300,
+                "{sh}, {what}, run {n}: {} lines of 300; missing: {:?}",
+                got.len(),
+                want.iter().filter(|l| !got.contains(l)).collect::<Vec<_>>()
+            );
+            assert_eq!(got, want, "{sh}, {what}, run {n}");
+            assert_eq!(v["exit_status"], 0, "{sh}: {v}");
+        }
     }
 }
 
@@ -197,39 +171,45 @@ fn output_follows_a_loop_line_by_line() {
     for sh in shells() {
         let s = TestServer::new();
         let p = s.shell_window(sh, "");
-        let v = run(
-            &s,
-            &p,
-            &["--timeout", "0.3"],
-            "for i in $(seq 1 60); do echo L$i; sleep 0.01; done; (exit 5)",
-        );
-        assert_eq!(v["timed_out"], true, "{sh}: {v}");
-        let mut got = strings(&v, "output");
-        // Each call's answer, for the message if a line goes missing.
-        let mut calls = vec![v.to_string()];
-        let end = Instant::now() + Duration::from_secs(30);
-        let last = loop {
-            let o = output(&s, &p, &["--timeout", "5"]);
-            got.extend(strings(&o, "lines"));
-            calls.push(o.to_string());
-            if o["finished"] == true {
-                break o;
-            }
-            assert!(
-                Instant::now() < end,
-                "{sh}: never finished; the calls said\n{}",
-                calls.join("\n")
-            );
-        };
-        assert_eq!(
-            got,
-            numbered(60),
-            "{sh}: the calls said\n{}",
+        run_then_output_a_loop(&s, &p, sh);
+    }
+}
+
+/// `run` a 60-line loop that outlasts the call, then `output` until it
+/// ends: every line once, in order, and the loop's status at the end.
+fn run_then_output_a_loop(s: &TestServer, p: &str, sh: &str) {
+    let v = run(
+        s,
+        p,
+        &["--timeout", "0.3"],
+        "for i in $(seq 1 60); do echo L$i; sleep 0.01; done; (exit 5)",
+    );
+    assert_eq!(v["timed_out"], true, "{sh}: {v}");
+    let mut got = strings(&v, "output");
+    // Each call's answer, for the message if a line goes missing.
+    let mut calls = vec![v.to_string()];
+    let end = Instant::now() + Duration::from_secs(30);
+    let last = loop {
+        let o = output(s, p, &["--timeout", "5"]);
+        got.extend(strings(&o, "lines"));
+        calls.push(o.to_string());
+        if o["finished"] == true {
+            break o;
+        }
+        assert!(
+            Instant::now() < end,
+            "{sh}: never finished; the calls said\n{}",
             calls.join("\n")
         );
-        assert_eq!(last["exit_status"], 5, "{sh}: {last}");
-        assert_eq!(last["exit_source"], "wrapper", "{sh}: {last}");
-    }
+    };
+    assert_eq!(
+        got,
+        numbered(60),
+        "{sh}: the calls said\n{}",
+        calls.join("\n")
+    );
+    assert_eq!(last["exit_status"], 5, "{sh}: {last}");
+    assert_eq!(last["exit_source"], "wrapper", "{sh}: {last}");
 }
 
 /// A run whose follower is gone (killed) while dash waits in a builtin

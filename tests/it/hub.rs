@@ -218,11 +218,11 @@ fn a_users_pipe_is_left_alone() {
     });
 }
 
-/// Waits in a row (starting a pipe each, as the last one closed it) all
-/// find their text; a channel wait beside them is unaffected, and nothing
-/// is left.
+/// Waits in a row (each joining the pipe the last one left, or starting
+/// one when it had closed) all find their text; a channel wait beside them
+/// is unaffected, and nothing is left: the pipe closes after the last.
 #[test]
-fn waits_in_a_row_each_get_a_pipe() {
+fn waits_in_a_row_each_get_the_panes_stream() {
     let s = TestServer::new();
     for i in 0..5 {
         let w = wait_line(&s, &s.pane, &format!("^ROW_{i}$"));
