@@ -464,18 +464,13 @@ impl Hub {
         log(format_args!("request {id} {}", req.pane));
         // A wait that does not fit is refused at once (once idle pipes made
         // what room they can); the others go on.
-        if !self
-            .budget
-            .fits(self.held(), !self.taps.contains_key(&req.pane))
-        {
+        let fits = |h: &Self| h.budget.fits(h.held(), !h.taps.contains_key(&req.pane));
+        if !fits(self) {
             for p in self.router.take_all_idle() {
                 self.close_pipe(&p);
             }
         }
-        if !self
-            .budget
-            .fits(self.held(), !self.taps.contains_key(&req.pane))
-        {
+        if !fits(self) {
             log(format_args!(
                 "refused {id}: out of descriptors {:?}",
                 self.held()
