@@ -34,8 +34,8 @@
 //! writes `router::IDLE_BYTES` meanwhile (see `router`). The pipe is opened
 //! with `-I -O`: tmux then also reads the socket, sees the end of it the
 //! moment the hub closes its side (that moment over, or the hub died), and
-//! closes the pipe at once. The hub never
-//! writes to it, so nothing is ever typed into the pane. The pipe's command
+//! closes the pipe at once. The hub never writes to it, so nothing is ever
+//! typed into the pane. The pipe's command
 //! is `tmux-wait pipe-feed TOKEN` (see `feed`): it hands its end of the
 //! socket to the hub and exits, so no process per pane stays behind.
 //!

@@ -38,7 +38,8 @@ struct Route {
     /// Where the stream stands, for waits that join it.
     at: JoinPoint,
     /// Since when a live stream has had nobody to read it (its pipe is
-    /// kept a moment for the next call on the pane).
+    /// kept a moment for the next call on the pane). Set only on a stream
+    /// that is `unwatched`, cleared by the next join: it alone says idle.
     idle_since: Option<Instant>,
     /// Bytes the stream took in while idle.
     idle_bytes: usize,
@@ -196,7 +197,7 @@ impl Router {
         let gone: Vec<String> = self
             .routes
             .iter()
-            .filter(|(_, r)| r.unwatched() && r.idle_since.is_some() && pick(r))
+            .filter(|(_, r)| r.idle_since.is_some() && pick(r))
             .map(|(p, _)| p.clone())
             .collect();
         for p in &gone {
@@ -209,7 +210,6 @@ impl Router {
     pub fn next_expiry(&self, keep: Duration) -> Option<Instant> {
         self.routes
             .values()
-            .filter(|r| r.unwatched())
             .filter_map(|r| r.idle_since)
             .min()
             .map(|t| t + keep)
@@ -219,7 +219,7 @@ impl Router {
     pub fn is_idle(&self, pane: &str) -> bool {
         self.routes
             .get(pane)
-            .is_some_and(|r| r.unwatched() && r.idle_since.is_some())
+            .is_some_and(|r| r.idle_since.is_some())
     }
 
     /// `pane`'s stream ended: the waits that must hear it (the route is
