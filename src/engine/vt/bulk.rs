@@ -101,10 +101,9 @@ impl LineTracker {
             Some(n) if !st.final_only && w.taken >= w.after => n.regex(),
             _ => None,
         };
-        let keep_from = match needed {
-            Some(_) => start_of_last_lines(data, w.keep_last),
-            None => data.len(),
-        };
+        // Where the last lines begin: found when the first line could be
+        // left out (a bulk of lines with escape sequences never needs it).
+        let mut keep_from = None;
         let mut hits: Vec<(usize, usize)> = Vec::new();
         let mut next_hit = 0;
         let mut searched_to = 0;
@@ -119,8 +118,8 @@ impl LineTracker {
                 break;
             }
             if let Some(re) = needed
-                && at < keep_from
                 && let Some(from) = bare_line(&rest[..lf - 1])
+                && at < *keep_from.get_or_insert_with(|| start_of_last_lines(data, w.keep_last))
             {
                 if at + lf >= searched_to {
                     // The next block: from this line to the last line end
@@ -202,20 +201,26 @@ impl LineTracker {
             at += lf + 1;
         }
         for i in last_lines {
-            if st.transcript.len() == TRANSCRIPT_LINES {
-                st.transcript.pop_front();
-            }
-            let line = match i {
-                Last::Out(i) => match &st.out[i] {
-                    Item::Line(c) => c.text.trim_end().to_owned(),
-                    Item::Mark(_) => String::new(),
-                },
-                // Printable ASCII (see `bare_line`).
-                Last::Bytes(from, to) => String::from_utf8_lossy(&data[from..to])
-                    .trim_end()
-                    .to_owned(),
-                Last::Blank => String::new(),
+            // In the oldest line's buffer once the transcript is full, as
+            // `record_line` does.
+            let mut line = if st.transcript.len() == TRANSCRIPT_LINES {
+                st.transcript.pop_front().unwrap_or_default()
+            } else {
+                String::new()
             };
+            line.clear();
+            match i {
+                Last::Out(i) => {
+                    if let Item::Line(c) = &st.out[i] {
+                        line.push_str(c.text.trim_end());
+                    }
+                }
+                // Printable ASCII (see `bare_line`).
+                Last::Bytes(from, to) => {
+                    line.push_str(String::from_utf8_lossy(&data[from..to]).trim_end());
+                }
+                Last::Blank => {}
+            }
             st.transcript.push_back(line);
             st.recorded = st.recorded.saturating_add(1);
         }
@@ -256,10 +261,34 @@ enum Last {
 /// the text [`plain_line`] would make of it is then those bytes.
 fn bare_line(line: &[u8]) -> Option<usize> {
     let from = line.iter().position(|&b| b != b'\r').unwrap_or(line.len());
-    line[from..]
+    (printable_prefix(&line[from..]) == line.len() - from).then_some(from)
+}
+
+/// How many bytes at the start of `bytes` are printable ASCII (0x20 to
+/// 0x7e), looked at eight at a time: per byte, its high bit, and the high
+/// bits of its low seven bits plus 0x60 (set from 0x20 on) and plus 0x01
+/// (set from 0x7f on), which never carry into the next byte.
+fn printable_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(word);
+        let w = u64::from_le_bytes(b);
+        let low = w & !HIGH;
+        let bad = (w | !(low + 0x60 * ONES) | (low + ONES)) & HIGH;
+        if bad != 0 {
+            return at + (bad.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let rest = words.remainder();
+    at + rest
         .iter()
-        .all(|b| (0x20..0x7f).contains(b))
-        .then_some(from)
+        .position(|b| !(0x20..0x7f).contains(b))
+        .unwrap_or(rest.len())
 }
 
 /// The text of a line (without its `\r\n`) that can be taken in bulk:
@@ -268,20 +297,23 @@ fn bare_line(line: &[u8]) -> Option<usize> {
 /// erase of the whole line (which, on an empty line, do nothing), written
 /// into `text` (empty). False for anything else.
 fn plain_line(line: &[u8], text: &mut String) -> bool {
+    // Made as bytes, and made a string once (printable ASCII: always one).
+    let mut bytes = std::mem::take(text).into_bytes();
+    let plain = plain_bytes(line, &mut bytes);
+    *text = String::from_utf8(bytes).unwrap_or_default();
+    plain
+}
+
+/// [`plain_line`]'s bytes.
+fn plain_bytes(line: &[u8], text: &mut Vec<u8>) -> bool {
     text.reserve(line.len());
     let mut j = 0;
     while j < line.len() {
         let b = line[j];
         if (0x20..0x7f).contains(&b) {
             // A run of printable bytes at once.
-            let run = line[j..]
-                .iter()
-                .position(|b| !(0x20..0x7f).contains(b))
-                .unwrap_or(line.len() - j);
-            let Ok(run_text) = std::str::from_utf8(&line[j..j + run]) else {
-                return false;
-            };
-            text.push_str(run_text);
+            let run = printable_prefix(&line[j..]);
+            text.extend_from_slice(&line[j..j + run]);
             j += run;
             continue;
         }
@@ -332,10 +364,7 @@ impl State {
 pub(super) fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
     // The last byte that changes where the parser stands whatever it was
     // doing: ESC starts a sequence, CAN and SUB cancel one.
-    let Some(i) = bytes
-        .iter()
-        .rposition(|&b| b == 0x1b || b == 0x18 || b == 0x1a)
-    else {
+    let Some(i) = memchr::memrchr3(0x1b, 0x18, 0x1a, bytes) else {
         return was_ground && !ends_in_partial_utf8(bytes);
     };
     if bytes[i] != 0x1b {
@@ -399,6 +428,25 @@ mod tests {
         assert!(ends_in_ground(b"x\x1b[3\x18", false));
         assert!(!ends_in_ground("caf\u{e9}".as_bytes()[..4].as_ref(), true));
         assert!(ends_in_ground("caf\u{e9}".as_bytes(), true));
+    }
+
+    #[test]
+    fn printable_prefix_stops_at_the_first_other_byte() {
+        for len in 0..20 {
+            for at in 0..=len {
+                for bad in [0x00, 0x1b, 0x1f, 0x7f, 0x80, 0xc3, 0xff] {
+                    let mut v = vec![b'a'; len];
+                    v.iter_mut()
+                        .enumerate()
+                        .for_each(|(i, b)| *b = 0x20 + (i as u8 * 7) % 95);
+                    if at < len {
+                        v[at] = bad;
+                    }
+                    assert_eq!(printable_prefix(&v), at, "{v:?}");
+                }
+            }
+        }
+        assert_eq!(printable_prefix(b" ~~~~~~~~~~"), 11);
     }
 
     #[test]
