@@ -87,6 +87,8 @@ const KEEP_AFTER_CUT: usize = 4096;
 /// How many ended lines the tracker keeps as drawn, for the tail of a
 /// result (see [`LineTracker::screen_tail`]).
 const TRANSCRIPT_LINES: usize = 64;
+/// The most lines a batch is given room for before it holds them.
+const OUT_ROOM: usize = 4096;
 
 /// Where a cell's character came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -526,7 +528,10 @@ impl LineTracker {
         if partial {
             self.state.emit();
         }
-        std::mem::take(&mut self.state.out)
+        // The next batch is given room for as many as this one: a flood's
+        // batches do not grow their vector line by line.
+        let room = self.state.out.len().min(OUT_ROOM);
+        std::mem::replace(&mut self.state.out, Vec::with_capacity(room))
     }
 
     /// The line under the cursor as rendered, not taken.
