@@ -19,6 +19,16 @@ impl StreamSource {
             let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
             return Ok((replies, false));
         }
+        // tmux draws a pane's output at once but writes it to the pipe in
+        // the next turn of its event loop, and writes a client's replies
+        // in a turn too, in no set order with the pipe: the capture could
+        // show a line the hub has not got by the second sync, which would
+        // then come twice. A `run-shell -d 0` after the list makes tmux
+        // end it one turn later (its timer fires then), so the list's
+        // replies are written after every byte drawn before them went to
+        // the pipe, and the second sync finds those bytes.
+        let mut with_turn = cmds.to_vec();
+        with_turn.push(vec!["run-shell".into(), "-d".into(), "0".into()]);
         let mut last = None;
         let give_up = Instant::now() + ALIGN_TIME;
         for _ in 0..ALIGN_TRIES {
@@ -29,7 +39,11 @@ impl StreamSource {
             let start = self.received;
             self.recording = (!self.streaming).then(Vec::new);
             let before = self.sync(deadline)?;
-            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
+            let mut replies = self
+                .socket
+                .batch(&with_turn)
+                .map_err(|e| self.classify(e))?;
+            replies.truncate(cmds.len());
             let after = self.sync(deadline)?;
             let recorded = self.recording.take();
             if before == after {
