@@ -96,7 +96,7 @@ fn hostile_command_text_runs_as_typed() {
     let s = TestServer::new();
     let marker = s.dir().join("not-created");
     let cmd = format!(
-        "printf '%s\\n' 'a;b' \"it's\" '$(touch {m})' '#{{pane_id}}' '#(touch {m})' '`touch {m}`'",
+        "printf '%s\\n' 'a;b' \"it's\" '$(touch {m})' '#{{pane_id}}' '#(touch {m})' '`touch {m}`' 'x;' '\\;' '~' '$HOME' '\"q\"' '{{' '}}' '%if 1' '# not a comment' 'é'",
         m = marker.display()
     );
     let (v, c) = run_json(&s, &[], &cmd);
@@ -110,9 +110,87 @@ fn hostile_command_text_runs_as_typed() {
             "#{pane_id}",
             &format!("#(touch {})", marker.display()),
             &format!("`touch {}`", marker.display()),
+            "x;",
+            "\\;",
+            "~",
+            "$HOME",
+            "\"q\"",
+            "{",
+            "}",
+            "%if 1",
+            "# not a comment",
+            "é",
         ]
     );
     assert!(!marker.exists());
+}
+
+/// A pane in copy mode, or showing a full-screen program, is not typed
+/// into: tmux checks and types in one command list. `--save-to` is left
+/// as it was.
+#[test]
+fn run_types_nothing_into_copy_mode_or_a_full_screen() {
+    let s = TestServer::new();
+    let saved = s.dir().join("saved.txt");
+    let saved_arg = saved.display().to_string();
+    let absent = s.dir().join("absent.txt");
+    let absent_arg = absent.display().to_string();
+    std::fs::write(&saved, "kept\n").unwrap();
+    let fmt = |f: &str| {
+        s.tmux(&["display-message", "-p", "-t", &s.pane, f])
+            .trim()
+            .to_owned()
+    };
+    s.tmux(&["copy-mode", "-t", &s.pane]);
+    s.wait_until(&s.pane, "copy mode", || fmt("#{pane_in_mode}") == "1");
+    for save in [&saved_arg, &absent_arg] {
+        let f = run(
+            &s,
+            &["-t", &s.pane, "--save-to", save, "--", "echo typed-in-mode"],
+        );
+        assert_eq!(f.code, Some(125), "{f:?}");
+        assert!(f.stderr.contains("copy mode"), "{}", f.stderr);
+    }
+    assert_eq!(fmt("#{pane_in_mode}"), "1", "copy mode was left");
+    s.tmux(&["send-keys", "-t", &s.pane, "-X", "cancel"]);
+    s.wait_until(&s.pane, "copy mode to end", || {
+        fmt("#{pane_in_mode}") == "0"
+    });
+    // The shell at its prompt, on the alternate screen.
+    s.type_line(&s.pane, "printf '\\033[?1049h'");
+    s.wait_until(&s.pane, "the alternate screen", || {
+        fmt("#{alternate_on}") == "1"
+    });
+    let f = run(
+        &s,
+        &[
+            "-t",
+            &s.pane,
+            "--save-to",
+            &saved_arg,
+            "--",
+            "echo typed-in-full-screen",
+        ],
+    );
+    assert_eq!(f.code, Some(125), "{f:?}");
+    assert!(f.stderr.contains("full-screen program"), "{}", f.stderr);
+    s.type_line(&s.pane, "printf '\\033[?1049l'");
+    s.wait_until(&s.pane, "the normal screen", || {
+        fmt("#{alternate_on}") == "0"
+    });
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "kept\n");
+    assert!(!absent.exists(), "--save-to made a file though nothing ran");
+    // Nothing was typed: a run now finds an empty prompt (it refuses one
+    // with text on it), and its output replaces the saved file's.
+    let (v, c) = run_json(&s, &["--save-to", &saved_arg], "echo after");
+    assert_eq!(c, Some(0), "{v}");
+    assert_eq!(lines(&v, "output"), ["after"]);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "after\n");
+    assert!(
+        !s.capture(&s.pane).contains("typed-in"),
+        "{}",
+        s.capture(&s.pane)
+    );
 }
 
 #[test]

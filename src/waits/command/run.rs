@@ -127,27 +127,6 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     // Held until the command has started: then the prompt is no longer
     // there for another run to type into.
     let mut lock = pane_lock(&c.socket, &pane_id, Instant::now() + Duration::from_secs(2))?;
-    // The check is made on the state after the lock: re-read it.
-    let mode = f.src.query_all(&[argv(&[
-        "display-message",
-        "-p",
-        "-t",
-        &pane_id,
-        "#{pane_in_mode}\t#{alternate_on}",
-    ])])?;
-    let mode = mode[0].first().cloned().unwrap_or_default();
-    if mode.starts_with('1') {
-        return Err(Error::new(
-            Kind::NotAtPrompt,
-            format!("pane {pane_id} is in copy mode; leave it (q) first"),
-        ));
-    }
-    if mode.ends_with('1') {
-        return Err(Error::new(
-            Kind::NotAtPrompt,
-            format!("pane {pane_id} shows a full-screen program, not a shell prompt"),
-        ));
-    }
     let shell_name = f.shell_name.clone();
     if !shell_name.is_empty() && !shell::POSIX_SHELLS.contains(&shell_name.as_str()) {
         return Err(Error::new(
@@ -181,9 +160,10 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
             ),
         ));
     }
-    // Opened (and emptied) only once the command will be typed.
-    f.saver = match &c.save_to {
-        Some(p) => Some(Saver::open(p, true)?),
+    // Opened now (a path that cannot be written is an error before
+    // anything is typed), emptied only once the command is typed.
+    let mut saver = match &c.save_to {
+        Some(p) => Some(Saver::open_for_run(p)?),
         None => None,
     };
     let id = crate::state::random_id();
@@ -196,39 +176,31 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         s.sweep_run_statuses(STATUS_FILES_KEPT);
         s.run_status_path(&id).to_string_lossy().into_owned()
     });
-    let mut keys: Vec<String> = Vec::new();
+    let key = |k: &str| argv(&["send-keys", "-t", &pane_id, k]);
+    let mut typing: Vec<Vec<String>> = Vec::new();
     if typed.is_some() {
         // Emacs-mode readline and zle: end of line, kill to its start.
-        for k in ["C-e", "C-u"] {
-            keys.extend([
-                "send-keys".into(),
-                "-t".into(),
-                pane_id.clone(),
-                k.into(),
-                ";".into(),
-            ]);
-        }
+        typing.extend([key("C-e"), key("C-u")]);
     }
-    keys.extend([
-        "send-keys".into(),
-        "-t".into(),
-        pane_id.clone(),
-        "-l".into(),
-        "--".into(),
-        wrapper(
-            &id,
-            &req.command,
-            req.history,
-            status_file.as_deref(),
-            shell_name == "zsh",
-        ),
-        ";".into(),
-        "send-keys".into(),
-        "-t".into(),
-        pane_id.clone(),
-        "Enter".into(),
-    ]);
-    c.socket.run(&keys)?;
+    let line = wrapper(
+        &id,
+        &req.command,
+        req.history,
+        status_file.as_deref(),
+        shell_name == "zsh",
+    );
+    typing.push(argv(&["send-keys", "-t", &pane_id, "-l", "--", &line]));
+    typing.push(key("Enter"));
+    if let Err(e) = type_at_prompt(&c.socket, &pane_id, typing) {
+        if let Some(s) = saver {
+            s.abandon();
+        }
+        return Err(e);
+    }
+    if let Some(s) = &mut saver {
+        s.begin();
+    }
+    f.saver = saver;
 
     let mut prompt = None;
     let mut died = None;
@@ -347,4 +319,50 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         save_error: f.saver.and_then(|s| s.error),
         follow_error,
     })
+}
+
+/// Type `typing` (tmux commands) into `pane` only if it shows neither copy
+/// mode nor a full-screen program, in one command list: tmux checks and
+/// types in one go, so nothing can change the pane between the two.
+fn type_at_prompt(socket: &Socket, pane: &str, mut typing: Vec<Vec<String>>) -> Result<()> {
+    use crate::tmux::protocol::command_list;
+    let nonce = crate::state::random_id();
+    let said = |what: &str| {
+        argv(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            &format!("{nonce}:{what}"),
+        ])
+    };
+    typing.push(said("typed"));
+    let refuse = [said("#{pane_in_mode}:#{alternate_on}")];
+    let lines = socket.run([
+        "if-shell",
+        "-F",
+        "-t",
+        pane,
+        "#{||:#{pane_in_mode},#{alternate_on}}",
+        &command_list(&refuse),
+        &command_list(&typing),
+    ])?;
+    let answer = lines
+        .iter()
+        .find_map(|l| l.strip_prefix(&nonce).and_then(|r| r.strip_prefix(':')));
+    match answer {
+        Some("typed") => Ok(()),
+        Some(m) if m.starts_with('1') => Err(Error::new(
+            Kind::NotAtPrompt,
+            format!("pane {pane} is in copy mode; leave it (q) first"),
+        )),
+        Some(_) => Err(Error::new(
+            Kind::NotAtPrompt,
+            format!("pane {pane} shows a full-screen program, not a shell prompt"),
+        )),
+        None => Err(Error::new(
+            Kind::Tmux,
+            format!("tmux did not say whether it typed into pane {pane}"),
+        )),
+    }
 }

@@ -8,6 +8,8 @@ pub(super) struct Saver {
     file: Option<File>,
     path: PathBuf,
     pub(super) error: Option<String>,
+    /// This call made the file (`run`: removed again if nothing is typed).
+    created: bool,
 }
 
 impl Saver {
@@ -25,7 +27,35 @@ impl Saver {
             file: Some(file),
             path: path.clone(),
             error: None,
+            created: false,
         })
+    }
+
+    /// For `run`: the file, opened for writing but kept as it is until the
+    /// command is typed ([`Saver::begin`]).
+    pub(super) fn open_for_run(path: &PathBuf) -> Result<Saver> {
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        let mut s = Saver::open(path, false)?;
+        s.created = !existed;
+        Ok(s)
+    }
+
+    /// The command was typed: its output replaces what the file held.
+    pub(super) fn begin(&mut self) {
+        if let Some(f) = &self.file
+            && let Err(e) = f.set_len(0)
+        {
+            self.error = Some(format!("emptying {} failed: {e}", self.path.display()));
+            self.file = None;
+        }
+    }
+
+    /// Nothing was typed: the file stays as it was (none, if there was
+    /// none).
+    pub(super) fn abandon(self) {
+        if self.created {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 
     pub(super) fn write(&mut self, lines: &[String]) {
