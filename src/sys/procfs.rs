@@ -19,14 +19,22 @@ pub fn available() -> bool {
     })
 }
 
-/// A small file of `/proc`, read whole: one `read` for what fits a page
-/// (`std::fs::read_to_string` first asks the file's size, which `/proc`
-/// gives as 0, and then reads in steps from 32 bytes up).
+/// A small file of `/proc`, read whole: one `read` for what fits a page.
+/// (`read_to_string` also asks the file's size and position, which `/proc`
+/// gives as 0, and reads again to see the end: three calls more for each
+/// file, and a look at a pane's processes reads several.) `/proc` gives a
+/// file this small in one read, so a read that leaves room is all of it.
 fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
     use std::io::Read;
-    let mut text = String::with_capacity(4096);
-    std::fs::File::open(path)?.read_to_string(&mut text)?;
-    Ok(text)
+    const PAGE: usize = 4096;
+    let mut f = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; PAGE];
+    let n = f.read(&mut buf)?;
+    buf.truncate(n);
+    if n == PAGE {
+        f.read_to_end(&mut buf)?;
+    }
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The fields of `/proc/PID/stat` tmux-wait reads.
