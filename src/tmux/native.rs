@@ -119,7 +119,7 @@ pub fn run(
         Err(why) => return Attempt::Unreachable(why),
     };
     let argv: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let Some(hello) = hello(flags, &Identity::of_this_process(), &argv) else {
+    let Some(hello) = hello(flags, Identity::this_process(), &argv) else {
         return Attempt::NotRun("the command does not fit one tmux message".into());
     };
     let stream = match connect(&path, bound) {
@@ -286,6 +286,14 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// [`Identity::of_this_process`], made once: a call sends several
+    /// commands, and finding the working directory as tmux does resolves
+    /// two paths each time. (The hub moves to `/` before its first.)
+    pub fn this_process() -> &'static Identity {
+        static ID: std::sync::OnceLock<Identity> = std::sync::OnceLock::new();
+        ID.get_or_init(Identity::of_this_process)
+    }
+
     /// This process, as the `tmux` it would run sees itself: the same
     /// environment without `TMUX` and `TMUX_PANE`, standard input not a
     /// terminal.
