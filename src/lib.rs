@@ -23,3 +23,9 @@ pub mod sys;
 mod testutil;
 pub mod tmux;
 pub mod waits;
+
+/// The allocator of the static Linux builds (musl, the release archives):
+/// musl's own spends most of a flood's time in malloc and free.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -47,6 +47,12 @@ tw_ensure_test_deps() {
     if ! command -v python3 >/dev/null 2>&1; then
         tw_apt_install python3
     fi
+    # The install tests build the release archives (scripts/release),
+    # whose allocator is C code compiled for musl.
+    if ! command -v musl-gcc >/dev/null 2>&1; then
+        tw_apt_install musl-tools ||
+            echo "tmux-wait: no musl-gcc; the tests that build release archives will fail" >&2
+    fi
     # The tests run each shell's own line editor (bash, zsh, fish) and the
     # kernel's echo (dash); a test whose shell is missing is skipped and
     # says so.
