@@ -25,7 +25,8 @@ pub mod tmux;
 pub mod waits;
 
 /// The allocator of the static Linux builds (musl, the release archives):
-/// musl's own spends most of a flood's time in malloc and free.
+/// with musl's own, the line tracker took command output four times
+/// slower than the glibc build (docs/benchmarks.md).
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
