@@ -15,6 +15,7 @@ mod faults;
 mod hooks;
 mod hostile_input;
 mod hub;
+mod idle_output;
 mod install;
 mod interference;
 mod mcp;

@@ -30,12 +30,14 @@ mod entry;
 mod events;
 mod health;
 mod link;
+mod quiet;
 mod survive;
 
 use entry::{flows_from_cursor, raw_reader};
 
 pub use health::kind_from;
 use link::{history_query, spawn_reader};
+pub use quiet::QuietState;
 
 /// Where the pane's process cannot be watched (see `pidwatch`), how often
 /// the pane is checked for death or respawn while nothing else happens.
@@ -156,6 +158,8 @@ pub struct StreamSource {
     recording: Option<Vec<u8>>,
     /// Those of the last attempt, between its two syncs.
     entry_window: Option<Vec<u8>>,
+    /// What an exact entry showed, and where in the stream (see `quiet`).
+    quiet: Option<quiet::QuietMark>,
 }
 
 impl StreamSource {
@@ -247,10 +251,12 @@ impl StreamSource {
             hub_pid,
             recording: None,
             entry_window: None,
+            quiet: None,
         };
         match entry {
             hub::Entry::Fresh { replies } => {
                 me.take_entry(&replies, from.as_deref())?;
+                me.mark_quiet(&replies);
             }
             hub::Entry::Joined { line, whole, alt } if whole && from.is_none() => {
                 // The pane's pipe already runs: the stream goes on from the
@@ -292,6 +298,9 @@ impl StreamSource {
                 me.exact_entry = exact;
                 let window = me.entry_window.take();
                 me.take_entry(&replies, from.as_deref())?;
+                if exact {
+                    me.mark_quiet(&replies);
+                }
                 // Output kept coming: what came between the syncs is
                 // drawn from where the capture stands in it.
                 if !exact && let Some(w) = window {
@@ -342,8 +351,13 @@ impl StreamSource {
         let t = self.pane.pane_id.clone();
         let mut cmds = hub::entry_queries(&t);
         cmds.push(history_query(&t, "-"));
-        let (replies, _) = self.aligned_query(&cmds, deadline)?;
-        self.take_entry(&replies, Some("-"))
+        let (replies, exact) = self.aligned_query(&cmds, deadline)?;
+        self.take_entry(&replies, Some("-"))?;
+        self.quiet = None;
+        if exact {
+            self.mark_quiet(&replies);
+        }
+        Ok(())
     }
 
     /// The pane's geometry at entry.

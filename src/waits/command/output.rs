@@ -289,9 +289,19 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                 continue;
             }
         }
+        // Nothing came since the entry: the cursor is saved from its
+        // capture, where tmux finds the pane's program the same and alive
+        // (so no look of its own at the pane is needed below).
+        let saved = if f.finished.is_none() {
+            let (show, pending) = save_args(&mut f);
+            f.save_cursor_quiet(&c.socket, &c.cursor, show, pending)?
+        } else {
+            None
+        };
         // The pane's program ended (or the pane was respawned, and the new
         // one wrote) while this was decided: that is how it stands.
-        if f.finished.is_none()
+        if saved.is_none()
+            && f.finished.is_none()
             && !timed_out
             && (!crate::sys::alive(f.pane.pane_pid) || f.pane_replaced())
             && let Some(end) = f.pane_went(&c.socket, deadline)
@@ -306,6 +316,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
             &mut f,
             req,
             start,
+            saved,
             ReturnState {
                 reason,
                 timed_out,
@@ -334,23 +345,33 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
 /// foreground may take to turn out to be its prompt (the shell reads).
 const PROMPT_SOON: Duration = Duration::from_millis(500);
 
-pub(super) fn finish_output(
-    f: &mut Follow,
-    req: &OutputRequest,
-    start: Instant,
-    st: ReturnState,
-) -> Result<OutputResult> {
-    let c = &req.common;
+/// Whether the unfinished line is shown (unless it is the shell's prompt,
+/// or was shown already as it is), and the run still pending, as the
+/// cursor is saved.
+fn save_args(f: &mut Follow) -> (bool, Option<String>) {
     let pending = if f.finished.is_some() {
         None
     } else {
         f.run.clone()
     };
-    // The unfinished line is shown unless it is the shell's prompt, or was
-    // shown already as it is.
-    let show = f.finished.is_none() && !f.shell_prompt();
+    (f.finished.is_none() && !f.shell_prompt(), pending)
+}
+
+/// The result, with the cursor saved (`saved`: already, with this
+/// unfinished line).
+pub(super) fn finish_output(
+    f: &mut Follow,
+    req: &OutputRequest,
+    start: Instant,
+    saved: Option<Option<String>>,
+    st: ReturnState,
+) -> Result<OutputResult> {
+    let c = &req.common;
+    let (show, pending) = save_args(f);
     let mut partial = None;
-    if !matches!(
+    if let Some(p) = saved {
+        partial = p;
+    } else if !matches!(
         f.finished,
         Some(Finish {
             source: ExitSource::PaneDead | ExitSource::PaneClosed,

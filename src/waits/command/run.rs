@@ -82,26 +82,15 @@ impl Follow {
                 .unwrap_or("")
         };
         self.saved_abs = history + cy;
-        let rec = Record {
-            pid: pid.unwrap_or(0),
-            abs: history + cy,
-            fp: cursor::fingerprint(row(cy - 2), row(cy - 1)),
-            part: partial
-                .as_deref()
-                .map(|p| cursor::hash_text(&[p]))
-                .unwrap_or(0),
-            // (A run that ended while this was taken in is pending no more.)
-            run: pending.filter(|_| self.finished.is_none()),
-            history_size: history,
-            head: cursor::head(row(cy)),
-            busy: matches!(self.foreground(), Fg::Command(_)),
-            saved: crate::state::now_secs(),
-            prompt: matches!(
-                self.reads(),
-                Reads::Prompt | Reads::Line { .. } | Reads::Keys
-            ),
+        let rec = self.record(
+            pid.unwrap_or(0),
+            history,
+            cy,
+            row,
+            partial.as_deref(),
+            pending,
             sure,
-        };
+        );
         socket.run([
             "set-option",
             "-p",
@@ -111,6 +100,123 @@ impl Follow {
             &rec.format(),
         ])?;
         Ok(partial)
+    }
+
+    /// The cursor's record for row `cy` of the pane (`row` gives the rows
+    /// around it, by screen row) with `history_size` rows above the screen.
+    #[allow(clippy::too_many_arguments)]
+    fn record<'a>(
+        &mut self,
+        pid: u32,
+        history_size: i64,
+        cy: i64,
+        row: impl Fn(i64) -> &'a str,
+        partial: Option<&str>,
+        pending: Option<String>,
+        sure: bool,
+    ) -> Record {
+        Record {
+            pid,
+            abs: history_size + cy,
+            fp: cursor::fingerprint(row(cy - 2), row(cy - 1)),
+            part: partial.map(|p| cursor::hash_text(&[p])).unwrap_or(0),
+            // (A run that ended while this was taken in is pending no more.)
+            run: pending.filter(|_| self.finished.is_none()),
+            history_size,
+            head: cursor::head(row(cy)),
+            busy: matches!(self.foreground(), Fg::Command(_)),
+            saved: crate::state::now_secs(),
+            prompt: matches!(
+                self.reads(),
+                Reads::Prompt | Reads::Line { .. } | Reads::Keys
+            ),
+            sure,
+        }
+    }
+
+    /// [`Self::save_cursor`] for a pane that wrote nothing since the entry:
+    /// the record is made from the entry's capture, and tmux sets it only
+    /// if it finds the pane as that capture showed it (the same program,
+    /// alive, the same size, history and cursor row); a sync after says no
+    /// byte came meanwhile. One command list and a sync, instead of a
+    /// lined-up capture (two syncs) and a command to set. `None`: the pane
+    /// changed or wrote (the caller saves the long way, which sets the
+    /// cursor again); else the unfinished line, as `save_cursor` gives it.
+    pub(super) fn save_cursor_quiet(
+        &mut self,
+        socket: &Socket,
+        name: &str,
+        show_partial: bool,
+        pending: Option<String>,
+    ) -> Result<Option<Option<String>>> {
+        use crate::tmux::protocol::command_list;
+        let Some(q) = self.src.quiet_entry().cloned() else {
+            return Ok(None);
+        };
+        // The rows above the cursor's are on the screen (the capture
+        // holds no history rows).
+        let cy = q.cursor_y;
+        if cy < 2 || cy >= q.rows.len() as i64 {
+            return Ok(None);
+        }
+        let items = self.src.tracker_items();
+        self.absorb(items);
+        let partial = if show_partial && self.finished.is_none() && !self.shell_prompt() {
+            let p = self.src.tracker().current_line();
+            (!p.is_empty()).then_some(p)
+        } else {
+            None
+        };
+        let row = |y: i64| -> &str {
+            usize::try_from(y)
+                .ok()
+                .and_then(|i| q.rows.get(i))
+                .map(String::as_str)
+                .unwrap_or("")
+        };
+        let rec = self.record(
+            q.pid,
+            q.history_size,
+            cy,
+            row,
+            partial.as_deref(),
+            pending,
+            true,
+        );
+        let t = self.pane.pane_id.clone();
+        let nonce = crate::state::random_id();
+        let set = argv(&[
+            "set-option",
+            "-p",
+            "-t",
+            &t,
+            &cursor::option_name(name),
+            &rec.format(),
+        ]);
+        let moved = argv(&["display-message", "-p", "-t", &t, &format!("{nonce}:moved")]);
+        let guarded = argv(&[
+            "if-shell",
+            "-F",
+            "-t",
+            &t,
+            &q.guard(),
+            &command_list(&[set]),
+            &command_list(&[moved]),
+        ]);
+        // (The turn puts every byte tmux drew before the list into the
+        // pipe, for the sync to find; see `aligned_query`.)
+        let Ok(replies) = socket.batch(&[guarded, argv(&["run-shell", "-d", "0"])]) else {
+            return Ok(None);
+        };
+        if replies.iter().flatten().any(|l| l.starts_with(&nonce)) {
+            return Ok(None);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        if !self.src.still_quiet(deadline)? {
+            return Ok(None);
+        }
+        self.saved_abs = q.history_size + cy;
+        Ok(Some(partial))
     }
 }
 
