@@ -1,8 +1,9 @@
 //! `output` on a pane that wrote nothing since the call began saves its
 //! cursor from the capture it began with, guarded by tmux's formats (the
-//! same program, size, history and cursor row): the place must be the
-//! one a second capture would give, and a pane changed without writing
-//! must still be read again, with no line lost or repeated.
+//! same program, size, history and cursor): the place must be the one a
+//! second capture would give, a pane changed without writing must still
+//! be read again, and first calls on a pane that keeps writing (its pipe
+//! just opened) must together return every line once.
 
 use crate::common::{TestServer, run_bounded};
 use serde_json::Value;
@@ -87,8 +88,8 @@ fn an_idle_output_keeps_the_place_even_after_a_resize_or_cleared_history() {
 }
 
 /// The guard itself, on a real pane: true while the pane stands as it was
-/// captured, false once it was resized, its history cleared or its program
-/// replaced.
+/// captured, false once it was resized, written on, its history cleared or
+/// its program replaced.
 #[test]
 fn the_quiet_guard_holds_only_while_the_pane_stands_as_captured() {
     let s = TestServer::new();
@@ -107,6 +108,7 @@ fn the_quiet_guard_holds_only_while_the_pane_stands_as_captured() {
             pid: st.pane_pid,
             history_size: st.history_size as i64,
             cursor_y: i64::from(st.cursor_y),
+            cursor_x: i64::from(st.cursor_x),
             height: i64::from(st.height),
             width: i64::from(st.width),
             rows: Vec::new(),
@@ -122,6 +124,18 @@ fn the_quiet_guard_holds_only_while_the_pane_stands_as_captured() {
     assert_eq!(holds(&q), "1", "{q:?}");
     s.tmux(&["resize-window", "-t", "main", "-x", "60"]);
     assert_eq!(holds(&q), "0", "resized: {q:?}");
+    let q = now();
+    assert_eq!(holds(&q), "1", "{q:?}");
+    // Text on the cursor's row, no new row.
+    s.tmux(&["send-keys", "-t", &s.pane, "-l", "typed"]);
+    s.wait_until(&s.pane, "the typed text", || {
+        s.capture(&s.pane).contains("$ typed")
+    });
+    assert_eq!(holds(&q), "0", "typed: {q:?}");
+    s.tmux(&["send-keys", "-t", &s.pane, "C-u"]);
+    s.wait_until(&s.pane, "the line erased", || {
+        !s.capture(&s.pane).contains("$ typed")
+    });
     let q = now();
     assert_eq!(holds(&q), "1", "{q:?}");
     s.tmux(&["clear-history", "-t", &s.pane]);
@@ -185,4 +199,39 @@ fn a_pane_changed_during_an_idle_output_is_read_again() {
         assert_eq!(v["lines_missed"], 0, "{change:?}: {v}");
         assert_eq!(v["lines_missed_exact"], true, "{change:?}: {v}");
     }
+}
+
+/// Every `output` is the first call on the pane's pipe (closed before each,
+/// as a pane that writes a lot has its idle pipe closed): it starts while
+/// the pipe's reader is still being set up, and returns at once with the
+/// lines already there while the loop goes on writing. Together the calls
+/// are every line once, in order.
+#[test]
+fn first_calls_on_a_writing_pane_lose_no_line() {
+    let s = TestServer::new();
+    s.type_line(
+        &s.pane,
+        "for i in $(seq 1 300); do echo N$i; sleep 0.005; done; echo END-OF-LOOP",
+    );
+    let mut got: Vec<String> = Vec::new();
+    let mut calls = Vec::new();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !got.iter().any(|l| l == "END-OF-LOOP") {
+        assert!(std::time::Instant::now() < end, "{}", calls.join("\n"));
+        s.tmux(&["pipe-pane", "-t", &s.pane]);
+        s.wait_until(&s.pane, "the pipe to close", || {
+            s.tmux(&["display-message", "-p", "-t", &s.pane, "#{pane_pipe}"])
+                .trim()
+                == "0"
+        });
+        let v = output(&s);
+        calls.push(v.to_string());
+        got.extend(lines(&v));
+    }
+    let numbers: Vec<String> = got
+        .into_iter()
+        .filter(|l| l.starts_with('N') && l[1..].bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    let want: Vec<String> = (1..=300).map(|i| format!("N{i}")).collect();
+    assert_eq!(numbers, want, "the calls said\n{}", calls.join("\n"));
 }

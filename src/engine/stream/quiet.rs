@@ -13,6 +13,7 @@ pub struct QuietState {
     pub pid: u32,
     pub history_size: i64,
     pub cursor_y: i64,
+    pub cursor_x: i64,
     pub height: i64,
     pub width: i64,
     /// The screen's rows, as `capture-pane -p` gives them.
@@ -22,12 +23,20 @@ pub struct QuietState {
 impl QuietState {
     /// The format tmux expands to `1` while the pane still stands where
     /// this capture showed it: its program alive and the same, the same
-    /// size, history and cursor row. (No byte since, which the caller
-    /// checks with a sync, and these equal: the rows are the same.)
+    /// size, history and cursor. (No byte since, which the caller checks
+    /// with a sync, and these equal: the rows are the same.)
+    ///
+    /// The sync proves nothing in one case: a pipe tmux has just opened
+    /// reaches the hub a moment later (its command starts), and a sync
+    /// before that finds nothing to read. Output in that moment that ends
+    /// a line or scrolls moves the cursor row or the history, and fails
+    /// this; text added to the cursor's row moves the cursor. What is left
+    /// (a row rewritten after a carriage return) is after the place saved,
+    /// so the next call shows it.
     pub fn guard(&self) -> String {
         format!(
-            "#{{==:#{{pane_pid}}/#{{pane_dead}}/#{{history_size}}/#{{cursor_y}}/#{{pane_height}}/#{{pane_width}},{}/0/{}/{}/{}/{}}}",
-            self.pid, self.history_size, self.cursor_y, self.height, self.width
+            "#{{==:#{{pane_pid}}/#{{pane_dead}}/#{{history_size}}/#{{cursor_y}}/#{{cursor_x}}/#{{pane_height}}/#{{pane_width}},{}/0/{}/{}/{}/{}/{}}}",
+            self.pid, self.history_size, self.cursor_y, self.cursor_x, self.height, self.width
         )
     }
 }
@@ -54,6 +63,7 @@ impl StreamSource {
                 pid: st.pane_pid,
                 history_size: i64::try_from(st.history_size).unwrap_or(-1),
                 cursor_y: i64::from(st.cursor_y),
+                cursor_x: i64::from(st.cursor_x),
                 height: i64::from(st.height),
                 width: i64::from(st.width),
                 rows: replies[1].clone(),
