@@ -14,9 +14,23 @@ impl StreamSource {
         cmds: &[Vec<String>],
         deadline: Instant,
     ) -> Result<(Vec<Vec<String>>, bool)> {
+        self.aligned_query_then(cmds, None, deadline)
+    }
+
+    /// [`Self::aligned_query`], with `once` run after the queries of the
+    /// first attempt only (a channel to signal once the stream runs).
+    pub fn aligned_query_then(
+        &mut self,
+        cmds: &[Vec<String>],
+        mut once: Option<Vec<String>>,
+        deadline: Instant,
+    ) -> Result<(Vec<Vec<String>>, bool)> {
         // Polling: there is no stream to line up with.
         if self.poll.is_some() {
-            let replies = self.socket.batch(cmds).map_err(|e| self.classify(e))?;
+            let mut all = cmds.to_vec();
+            all.extend(once);
+            let mut replies = self.socket.batch(&all).map_err(|e| self.classify(e))?;
+            replies.truncate(cmds.len());
             return Ok((replies, false));
         }
         // tmux draws a pane's output at once but writes it to the pipe in
@@ -39,10 +53,16 @@ impl StreamSource {
             let start = self.received;
             self.recording = (!self.streaming).then(Vec::new);
             let before = self.sync(deadline)?;
-            let mut replies = self
-                .socket
-                .batch(&with_turn)
-                .map_err(|e| self.classify(e))?;
+            let mut replies = match once.take() {
+                Some(c) => {
+                    let mut first = cmds.to_vec();
+                    first.push(c);
+                    first.push(with_turn[cmds.len()].clone());
+                    self.socket.batch(&first)
+                }
+                None => self.socket.batch(&with_turn),
+            }
+            .map_err(|e| self.classify(e))?;
             replies.truncate(cmds.len());
             let after = self.sync(deadline)?;
             let recorded = self.recording.take();

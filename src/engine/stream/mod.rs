@@ -165,6 +165,8 @@ pub struct StreamSource {
 impl StreamSource {
     pub fn open(socket: &Socket, pane: &PaneInfo, setup: &Setup) -> Result<Self> {
         let t = pane.pane_id.clone();
+        // The channel to signal once armed (see below).
+        let mut ready = setup.ready.clone();
         // A cursor says where to capture the history from.
         let (cursor_value, from) = match &setup.cursor {
             Some(c) => (c.value.clone(), Some(c.from.clone())),
@@ -277,7 +279,14 @@ impl StreamSource {
                 me.tracker.set_input(&entry);
                 me.tracker_wants();
                 me.streaming = true;
-                let (replies, exact) = me.aligned_query(&hub::entry_queries(&t), setup.deadline)?;
+                // The stream runs from the join, and who reads the pane
+                // is known: the wait is armed, and says so in the same
+                // command list.
+                let signal = ready
+                    .take()
+                    .map(|ch| ["wait-for", "-S", "--", &ch].map(str::to_owned).to_vec());
+                let (replies, exact) =
+                    me.aligned_query_then(&hub::entry_queries(&t), signal, setup.deadline)?;
                 me.exact_entry = exact;
                 let st = me.take_state(&replies, None)?;
                 if exact {
@@ -321,7 +330,7 @@ impl StreamSource {
         }
         // Armed: the stream runs and the entry state is known (whether a
         // line editor reads is asked after the entry, so before this).
-        if let Some(ch) = &setup.ready {
+        if let Some(ch) = &ready {
             socket
                 .run(["wait-for", "-S", "--", ch])
                 .map_err(|e| me.classify(e))?;
