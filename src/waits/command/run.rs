@@ -30,16 +30,7 @@ impl Follow {
         // exact, in the grid the replies describe); what came after it is
         // the next call's. (Lines after a finish are the next prompt's:
         // not taken.)
-        let items = self.src.tracker_items();
-        self.absorb(items);
-        // What came meanwhile may have ended the command (its end mark) and
-        // put the shell's prompt on the unfinished line: not output.
-        let partial = if show_partial && self.finished.is_none() && !self.shell_prompt() {
-            let p = self.src.tracker().current_line();
-            (!p.is_empty()).then_some(p)
-        } else {
-            None
-        };
+        let partial = self.take_in_at_save(show_partial);
         let r = crate::engine::Reply::new(&replies[0]);
         if r.text(0) != self.pane.pane_id {
             // The pane is gone: nothing to save the cursor in.
@@ -102,6 +93,21 @@ impl Follow {
         Ok(partial)
     }
 
+    /// Take in the lines the tracker holds as the cursor is saved, and
+    /// give the unfinished line if it is shown. What came meanwhile may
+    /// have ended the command (its end mark) and put the shell's prompt on
+    /// the unfinished line: not output.
+    fn take_in_at_save(&mut self, show_partial: bool) -> Option<String> {
+        let items = self.src.tracker_items();
+        self.absorb(items);
+        if show_partial && self.finished.is_none() && !self.shell_prompt() {
+            let p = self.src.tracker().current_line();
+            (!p.is_empty()).then_some(p)
+        } else {
+            None
+        }
+    }
+
     /// The cursor's record for row `cy` of the pane (`row` gives the rows
     /// around it, by screen row) with `history_size` rows above the screen.
     #[allow(clippy::too_many_arguments)]
@@ -159,14 +165,7 @@ impl Follow {
         if cy < 2 || cy >= q.rows.len() as i64 {
             return Ok(None);
         }
-        let items = self.src.tracker_items();
-        self.absorb(items);
-        let partial = if show_partial && self.finished.is_none() && !self.shell_prompt() {
-            let p = self.src.tracker().current_line();
-            (!p.is_empty()).then_some(p)
-        } else {
-            None
-        };
+        let partial = self.take_in_at_save(show_partial);
         let row = |y: i64| -> &str {
             usize::try_from(y)
                 .ok()
