@@ -49,23 +49,21 @@ pub(super) struct QuietMark {
 }
 
 impl StreamSource {
-    /// The entry's capture was taken exactly where the stream stands now
-    /// (`received` bytes in): remember what it showed.
+    /// The entry's capture (`replies`, just taken in by `take_entry`) was
+    /// taken exactly where the stream stands now (`received` bytes in):
+    /// remember what it showed.
     pub(super) fn mark_quiet(&mut self, replies: &[Vec<String>]) {
-        let Ok(st) = PaneState::parse(&replies[0]) else {
-            self.quiet = None;
-            return;
-        };
+        let g = self.geometry;
         self.quiet = Some(QuietMark {
             received: self.received,
             generation: self.generation,
             state: QuietState {
-                pid: st.pane_pid,
-                history_size: i64::try_from(st.history_size).unwrap_or(-1),
-                cursor_y: i64::from(st.cursor_y),
-                cursor_x: i64::from(st.cursor_x),
-                height: i64::from(st.height),
-                width: i64::from(st.width),
+                pid: self.pane.pane_pid,
+                history_size: g.history_size,
+                cursor_y: g.cursor_y,
+                cursor_x: g.cursor_x,
+                height: g.height,
+                width: g.width,
                 rows: replies[1].clone(),
             },
         });
