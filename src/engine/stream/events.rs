@@ -46,7 +46,7 @@ impl StreamSource {
                     wake = wake.min(now + due);
                 }
             }
-            let Ok(ev) = self.rx.recv_timeout(wake.saturating_duration_since(now)) else {
+            let Some(ev) = self.inbox.next(wake) else {
                 continue;
             };
             self.output_seen = false;
@@ -56,9 +56,9 @@ impl StreamSource {
                 if self.received - start >= MAX_BYTES_PER_BATCH {
                     break;
                 }
-                match self.rx.try_recv() {
-                    Ok(ev) => self.handle(ev)?,
-                    Err(_) => break,
+                match self.inbox.try_next() {
+                    Some(ev) => self.handle(ev)?,
+                    None => break,
                 }
             }
             if self.output_seen {

@@ -1,5 +1,5 @@
-//! The connection to the hub: the reader thread, syncs that find a point
-//! of the stream, and queries taken at such a point.
+//! The connection to the hub: syncs that find a point of the stream, and
+//! queries taken at such a point.
 
 use super::*;
 
@@ -90,8 +90,8 @@ impl StreamSource {
         self.sync_seq += 1;
         let n = self.sync_seq;
         // A hub that went away (killed as this wait started) is found
-        // gone by the reader too: its HubLost, handled below, starts or
-        // finds a new hub, and this sync is then the old one's.
+        // gone when its connection is read: its HubLost, handled below,
+        // starts or finds a new hub, and this sync is then the old one's.
         let _ = self.hub.write_all(format!("sync {n}\n").as_bytes());
         let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
         while self.synced < n {
@@ -100,12 +100,9 @@ impl StreamSource {
             if self.generation != generation {
                 return Ok(self.received);
             }
-            match self
-                .rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(ev) => self.handle(ev)?,
-                Err(_) => {
+            match self.inbox.next(deadline) {
+                Some(ev) => self.handle(ev)?,
+                None => {
                     return Err(Error::new(
                         Kind::Tmux,
                         "tmux-wait's hub did not answer in time",
@@ -123,12 +120,9 @@ impl StreamSource {
             if self.marks.iter().any(|m| m == token) {
                 return Ok(true);
             }
-            match self
-                .rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(ev) => self.handle(ev)?,
-                Err(_) => return Ok(false),
+            match self.inbox.next(deadline) {
+                Some(ev) => self.handle(ev)?,
+                None => return Ok(false),
             }
         }
     }
@@ -138,52 +132,6 @@ impl StreamSource {
     pub fn query_all(&mut self, commands: &[Vec<String>]) -> Result<Vec<Vec<String>>> {
         self.socket.batch(commands).map_err(|e| self.classify(e))
     }
-}
-
-/// Read the hub's frames on a thread of their own (the hub never waits for
-/// a wait that stops reading, so this one always reads).
-pub(super) fn spawn_reader(mut stream: UnixStream, mut dec: Decoder, tx: SyncSender<Event>) {
-    std::thread::Builder::new()
-        .name("hub-reader".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; 256 * 1024];
-            loop {
-                loop {
-                    match dec.next_frame() {
-                        Ok(Some(f)) => {
-                            let ev = match f {
-                                Frame::Data(d) => Event::Data(d, Instant::now()),
-                                Frame::Synced(n) => Event::Synced(n),
-                                Frame::Mark(m) => Event::Mark(m),
-                                Frame::End(r) => Event::End(r),
-                                Frame::Entry(_) => Event::HubLost,
-                            };
-                            if tx.send(ev).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(_) => {
-                            let _ = tx.send(Event::HubLost);
-                            return;
-                        }
-                    }
-                }
-                match stream.read(&mut buf) {
-                    Ok(0) => {
-                        let _ = tx.send(Event::HubLost);
-                        return;
-                    }
-                    Ok(n) => dec.push(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        let _ = tx.send(Event::HubLost);
-                        return;
-                    }
-                }
-            }
-        })
-        .expect("spawning a thread");
 }
 
 /// The history from row `from` (`-` for all of it) to the screen's end,

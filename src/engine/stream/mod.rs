@@ -18,17 +18,17 @@ use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
-use crate::hub::{self, Decoder, EndReason, Frame, Request};
+use crate::hub::{self, Decoder, EndReason, Request};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{Duration, Instant};
 
 mod entry;
 mod events;
 mod health;
+mod inbox;
 mod link;
 mod quiet;
 mod survive;
@@ -36,7 +36,7 @@ mod survive;
 use entry::{flows_from_cursor, raw_reader};
 
 pub use health::kind_from;
-use link::{history_query, spawn_reader};
+use link::history_query;
 pub use quiet::QuietState;
 
 /// Where the pane's process cannot be watched (see `pidwatch`), how often
@@ -63,9 +63,6 @@ const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// leaves a gap now and then.
 const ALIGN_TRIES: usize = 40;
 const ALIGN_TIME: Duration = Duration::from_millis(400);
-/// Events (chunks of at most 256 KiB) queued between the hub's reader and
-/// the wait.
-const EVENTS_QUEUED: usize = 32;
 const CHECK_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_width}";
 const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_size}\t#{cursor_y}\t#{pane_height}\t#{pane_width}";
 
@@ -74,7 +71,8 @@ pub struct StreamSource {
     pane: PaneInfo,
     /// To the hub, for `sync` requests.
     hub: UnixStream,
-    rx: Receiver<Event>,
+    /// Where the hub's frames and the other threads' events come in.
+    inbox: inbox::Inbox,
     tracker: LineTracker,
     entry_lines: Vec<String>,
     /// history_size + cursor_y at entry: the entry row, counted from the
@@ -129,9 +127,6 @@ pub struct StreamSource {
     /// Only lines this pattern can hit are wanted, and the last lines (see
     /// `PaneSource::only_lines_hit_by`).
     needed: Option<(std::sync::Arc<crate::matcher::Needed>, usize)>,
-    /// The channel the hub's reader, the pane's process watch and signals
-    /// send to (a new hub's reader sends to it too).
-    tx: SyncSender<Event>,
     /// When the wait began (for when the stream stopped).
     opened: Instant,
     /// The polling interval, for a wait that has to poll after all.
@@ -185,28 +180,25 @@ impl StreamSource {
         let mut stream = hub::connect(socket, &req, setup.deadline)?;
         let mut dec = Decoder::default();
         let entry = hub::read_entry(&mut stream, &mut dec, setup.deadline)?;
-        // Bounded: a wait slower than a flooding pane holds at most this many
-        // chunks; the rest waits in the hub (which drops a wait too far
+        // A wait slower than a flooding pane reads only as fast as it
+        // judges; the rest waits in the hub (which drops a wait too far
         // behind rather than make tmux buffer the pane).
-        let (tx, rx) = sync_channel(EVENTS_QUEUED);
+        let mut inbox = inbox::Inbox::new().map_err(|e| Error::io("cannot set up the wait", e))?;
         let reader = stream
             .try_clone()
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         let _ = stream.set_read_timeout(None);
-        let _ = reader.set_read_timeout(None);
-        spawn_reader(reader, dec, tx.clone());
+        inbox.set_hub(reader, dec);
         {
-            let tx = tx.clone();
-            signals::route_to(move |sig| {
-                let _ = tx.send(Event::Signal(sig));
-            });
+            let poster = inbox.poster();
+            signals::route_to(move |sig| poster.post(Event::Signal(sig)));
         }
         let hub_pid = crate::sys::peer_pid(&stream);
         let mut me = StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
             hub: stream,
-            rx,
+            inbox,
             tracker: LineTracker::new(&Entry::blank(80)),
             entry_lines: Vec::new(),
             entry_abs: 0,
@@ -241,7 +233,6 @@ impl StreamSource {
                     .ok()
             }),
             needed: None,
-            tx: tx.clone(),
             opened: Instant::now(),
             interval: setup.interval,
             poll: None,
@@ -336,9 +327,9 @@ impl StreamSource {
                 .map_err(|e| me.classify(e))?;
         }
         let watched = {
-            let tx = tx.clone();
+            let poster = me.inbox.poster();
             super::pidwatch::watch(me.pane.pane_pid, move || {
-                let _ = tx.send(Event::PaneExited);
+                poster.post(Event::PaneExited);
             })
         };
         if watched {
@@ -425,7 +416,7 @@ impl StreamSource {
             if self.received - start >= MAX_BYTES_PER_BATCH {
                 break;
             }
-            let Ok(ev) = self.rx.try_recv() else {
+            let Some(ev) = self.inbox.try_next() else {
                 break;
             };
             // An error (the stream ended) is for the next batch.

@@ -73,21 +73,20 @@ impl StreamSource {
             .try_clone()
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         let _ = stream.set_read_timeout(None);
-        let _ = reader.set_read_timeout(None);
         self.hub_pid = crate::sys::peer_pid(&stream);
         self.hub = stream;
         self.generation += 1;
         self.streaming = false;
         let replies = match entry {
             hub::Entry::Fresh { replies } => {
-                spawn_reader(reader, dec, self.tx.clone());
+                self.inbox.set_hub(reader, dec);
                 replies
             }
             hub::Entry::Joined { .. } => {
                 // Another wait of the pane came back first: its pipe runs.
                 // Taken at a point of the stream, with what came before in
                 // the capture.
-                spawn_reader(reader, dec, self.tx.clone());
+                self.inbox.set_hub(reader, dec);
                 let (replies, exact) = self.aligned_query(&hub::entry_queries(&t), deadline)?;
                 self.exact_entry &= exact;
                 replies
