@@ -65,6 +65,7 @@ mod protocol;
 mod router;
 mod server;
 mod starts;
+mod tap;
 
 pub use client::{connect, path, read_entry};
 pub use feed::pipe_feed;

@@ -11,6 +11,7 @@ use super::policy::{allowed, entry_queries, valid_pane};
 use super::protocol::{EndReason, Entry, Frame, HELLO, Request};
 use super::router::{Requested, Router, Sends};
 use super::starts::{self, StartJob, Starts};
+use super::tap::Tap;
 use crate::error::{Error, Kind, Result};
 use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
 use crate::tmux::{Socket, SocketLock};
@@ -115,16 +116,6 @@ pub fn serve(socket: &Socket) -> Result<()> {
     Ok(())
 }
 
-/// One pane's pipe (who gets its stream is the router's business).
-struct Tap {
-    token: String,
-    /// Our end of the pipe's socket, once its command handed it over.
-    fd: Option<OwnedFd>,
-    /// When it was asked for, then when it became live (a pipe whose
-    /// command never reports ends).
-    live_since: Instant,
-}
-
 struct Hub {
     socket: Socket,
     /// The pipe's command line, without its token.
@@ -200,10 +191,13 @@ impl Hub {
         loop {
             // Who is watched this turn, in the order of `fds`.
             let conn_ids: Vec<u64> = self.conns.keys().copied().collect();
+            let now = Instant::now();
             let tap_panes: Vec<String> = self
                 .taps
                 .iter()
-                .filter(|(p, t)| self.router.is_live(p) && t.fd.is_some())
+                .filter(|(p, t)| {
+                    self.router.is_live(p) && t.fd.is_some() && t.paused(now).is_none()
+                })
                 .map(|(p, _)| p.clone())
                 .collect();
             let listen = if self.budget.paused().is_some() {
@@ -299,6 +293,9 @@ impl Hub {
         for (p, t) in &self.taps {
             if self.router.is_live(p) && t.fd.is_none() {
                 at(t.live_since + FEED_WITHIN);
+            }
+            if let Some(until) = t.paused(Instant::now()) {
+                at(until);
             }
         }
         if let Some(t) = self.budget.paused() {
@@ -492,14 +489,7 @@ impl Hub {
             Requested::Joined(sends) => return self.send(sends),
         }
         let token = crate::state::random_id();
-        self.taps.insert(
-            req.pane.clone(),
-            Tap {
-                token: token.clone(),
-                fd: None,
-                live_since: Instant::now(),
-            },
-        );
+        self.taps.insert(req.pane.clone(), Tap::new(token.clone()));
         let mut queries = entry_queries(&req.pane);
         queries.extend(req.extra);
         self.starts.push(StartJob {
@@ -595,7 +585,7 @@ impl Hub {
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 match e.kind() {
-                    ErrorKind::WouldBlock => return,
+                    ErrorKind::WouldBlock => break,
                     ErrorKind::Interrupted => continue,
                     _ => return self.end_tap(pane, EndReason::Closed),
                 }
@@ -627,6 +617,9 @@ impl Hub {
                 }
                 self.drop_conn(w);
             }
+        }
+        if let Some(t) = self.taps.get_mut(pane) {
+            t.read(read);
         }
     }
 
