@@ -25,6 +25,16 @@ fn plain(lines: usize) -> Vec<u8> {
     v
 }
 
+/// `lines` short numbered lines, as `seq` writes them (a flood's worst
+/// case: the most lines for its bytes).
+fn short(lines: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..lines {
+        v.extend_from_slice(format!("{}\r\n", 1_000_000 + i).as_bytes());
+    }
+    v
+}
+
 /// Coloured compiler-style output with cursor moves and erases, as a
 /// build tool or a progress display writes it: every third line redraws
 /// the line above (cursor up, erase, column moves).
@@ -70,12 +80,17 @@ fn throughput(data: &[u8], final_lines: bool, needed: Option<&Arc<Needed>>) -> f
 fn main() {
     let plain = plain(300_000);
     let esc = escapes(60_000);
+    let short = short(2_000_000);
     let none = PatternList::new(&[], false, false, "--stop").expect("no patterns");
     let never = PatternList::new(&["NEVER-THERE".to_owned()], false, false, "--pattern")
         .expect("a literal")
         .needed(&none)
         .map(Arc::new);
-    for (name, data) in [("plain text", &plain), ("escape-heavy", &esc)] {
+    for (name, data) in [
+        ("plain text", &plain),
+        ("short lines", &short),
+        ("escape-heavy", &esc),
+    ] {
         println!(
             "{name:>13}: {:>7.1} MB/s (text waits), {:>7.1} MB/s (command output), {:>7.1} MB/s (a text wait for a pattern not there), {} MB",
             throughput(data, false, None),

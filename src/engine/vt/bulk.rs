@@ -109,6 +109,44 @@ impl LineTracker {
         let mut searched_to = 0;
         let mut block = NEEDED_BLOCK_MIN;
         while at < data.len() {
+            // A run of bare lines in a searched block that no hit touches
+            // (a flood of short lines, most of all), taken in at once as
+            // each would be below.
+            if needed.is_some() && at < searched_to {
+                let keep = *keep_from.get_or_insert_with(|| start_of_last_lines(data, w.keep_last));
+                while hits.get(next_hit).is_some_and(|&(_, end)| end < at) {
+                    next_hit += 1;
+                }
+                let limit = hits
+                    .get(next_hit)
+                    .map_or(searched_to, |&(start, _)| start.min(searched_to))
+                    .min(keep);
+                let run = data
+                    .get(at..limit)
+                    .and_then(|r| memchr::memrchr(b'\n', r))
+                    .map_or(&[][..], |end| &data[at..=at + end]);
+                let (len, lines) = bare_lines(run);
+                if lines > 0 {
+                    let text = len - 2 * lines;
+                    if text > 0 {
+                        st.saw_output = true;
+                    }
+                    st.written += text as u64;
+                    if st.linear {
+                        let mut from =
+                            at + start_of_last_lines(&data[at..at + len], TRANSCRIPT_LINES);
+                        while let Some(lf) = memchr::memchr(b'\n', &data[from..at + len]) {
+                            if last_lines.len() == TRANSCRIPT_LINES {
+                                last_lines.pop_front();
+                            }
+                            last_lines.push_back(Last::Bytes(from, from + lf - 1));
+                            from += lf + 1;
+                        }
+                    }
+                    at += len;
+                    continue;
+                }
+            }
             let rest = &data[at..];
             let Some(lf) = memchr::memchr(b'\n', rest) else {
                 break;
@@ -244,6 +282,23 @@ fn start_of_last_lines(data: &[u8], n: usize) -> usize {
         }
     }
     end + 1
+}
+
+/// The whole lines of printable ASCII, each ended by `\r\n`, that `bytes`
+/// starts with: the bytes they take and how many they are. (A run is
+/// never longer than a searched block, so each line fits in a line's
+/// cells.)
+fn bare_lines(bytes: &[u8]) -> (usize, usize) {
+    const _: () = assert!(NEEDED_BLOCK_MAX <= MAX_CELLS);
+    let (mut at, mut lines) = (0, 0);
+    loop {
+        let end = at + printable_prefix(&bytes[at..]);
+        if bytes.get(end..end + 2) != Some(b"\r\n") {
+            return (at, lines);
+        }
+        at = end + 2;
+        lines += 1;
+    }
 }
 
 /// A line of the transcript a bulk took in.
