@@ -609,6 +609,60 @@ mod tests {
         }
     }
 
+    /// A flood of short plain lines, as `seq` writes them, with a hit now
+    /// and then and empty lines between: the runs skipped at once leave
+    /// the transcript, the output flag and the count written as the full
+    /// path does, and every hit is kept.
+    #[test]
+    fn runs_of_skipped_lines_keep_the_transcript() {
+        let mut data = Vec::new();
+        for i in 0..6000 {
+            let line = match i {
+                _ if i % 797 == 0 => format!("{i} needle"),
+                _ if i % 13 == 0 => String::new(),
+                _ => i.to_string(),
+            };
+            data.extend_from_slice(line.as_bytes());
+            data.extend_from_slice(b"\r\n");
+        }
+        let needed = std::sync::Arc::new(crate::matcher::Needed::new("needle".to_owned(), true));
+        for seed in 0..8u64 {
+            let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
+                let mut t = LineTracker::new(&Entry::blank(80));
+                t.set_needed(needed, 3);
+                t.wanted.after = 0;
+                let mut lines = Vec::new();
+                feed_in_cuts(&mut t, &data, seed + 1, 20_000, |t| {
+                    lines.extend(t.take(false))
+                });
+                lines.extend(t.take(true));
+                (lines, t.screen_tail(), t.saw_output(), t.written())
+            };
+            let (all, tail, saw, written) = run(None);
+            let (kept, kept_tail, kept_saw, kept_written) = run(Some(needed.clone()));
+            assert!(tail.as_ref().is_some_and(|t| t.len() > 60), "seed {seed}");
+            assert_eq!(
+                (kept_tail, kept_saw, kept_written),
+                (tail, saw, written),
+                "seed {seed}"
+            );
+            let hits = |v: &[Candidate]| {
+                v.iter()
+                    .filter(|c| c.text.contains("needle"))
+                    .map(|c| c.text.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(hits(&kept), hits(&all), "seed {seed}");
+            assert_eq!(hits(&all).len(), 8);
+            assert!(
+                kept.len() * 5 < all.len(),
+                "seed {seed}: {} kept of {}",
+                kept.len(),
+                all.len()
+            );
+        }
+    }
+
     /// With a needed pattern, every line the pattern hits on its own is
     /// still emitted, in order, and the transcript, the output flag and
     /// the count of characters written are what they are without it. Lines
