@@ -225,7 +225,7 @@ impl Hub {
                     .unwrap_or(-1);
                 fds.push(pollfd(fd, libc::POLLIN));
             }
-            poll(&mut fds, self.next_timeout());
+            poll(&mut fds, self.next_timeout(now));
 
             if fds[0].revents != 0 {
                 self.accept(listener);
@@ -272,8 +272,10 @@ impl Hub {
     }
 
     /// How long the loop may sleep: until the linger ends, an idle pipe
-    /// closes, a request or a feed is overdue.
-    fn next_timeout(&self) -> Option<Duration> {
+    /// closes, a request or a feed is overdue, or a pipe left out of this
+    /// turn's poll as paused at `now` may be read (at once if its pause
+    /// ended since: it is not polled).
+    fn next_timeout(&self, now: Instant) -> Option<Duration> {
         let mut next: Option<Instant> = None;
         let mut at = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         if self.idle() {
@@ -294,7 +296,7 @@ impl Hub {
             if self.router.is_live(p) && t.fd.is_none() {
                 at(t.live_since + FEED_WITHIN);
             }
-            if let Some(until) = t.paused(Instant::now()) {
+            if let Some(until) = t.paused(now) {
                 at(until);
             }
         }
