@@ -123,6 +123,15 @@ impl Inbox {
         self.ready()
     }
 
+    /// Read what the hub has sent by now, without waiting: for a caller
+    /// that takes in what arrived (`try_next` alone reads more only where
+    /// the last read could not take all there was).
+    pub(super) fn read_now(&mut self) {
+        if self.hub.is_some() {
+            self.read_hub();
+        }
+    }
+
     fn ready(&mut self) -> Option<Event> {
         if let Ok(ev) = self.posted.try_recv() {
             return Some(ev);
@@ -257,6 +266,15 @@ mod tests {
                 .next(Instant::now() + Duration::from_millis(20))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn what_arrived_is_taken_in_when_asked_for() {
+        let (mut inbox, mut hub) = inbox_with_hub();
+        send(&mut hub, &[Frame::Data(b"late".to_vec())]);
+        inbox.read_now();
+        assert!(matches!(inbox.try_next(), Some(Event::Data(d, _)) if d == b"late"));
+        assert!(inbox.try_next().is_none());
     }
 
     #[test]

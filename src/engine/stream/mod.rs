@@ -411,6 +411,7 @@ impl StreamSource {
     /// Lines and marks the tracker holds now (complete lines only), after
     /// taking in what arrived.
     pub fn take_items(&mut self) -> Vec<Item> {
+        self.inbox.read_now();
         let start = self.received;
         for _ in 0..MAX_EVENTS_PER_BATCH {
             if self.received - start >= MAX_BYTES_PER_BATCH {
