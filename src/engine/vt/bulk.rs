@@ -609,6 +609,26 @@ mod tests {
         }
     }
 
+    /// What a text wait's tracker gives for `data` fed in random cuts of
+    /// up to `most` bytes, with `needed` from the start (keeping the last
+    /// `keep` lines of each chunk): its lines, transcript, output flag and
+    /// count written.
+    fn with_needed(
+        data: &[u8],
+        needed: Option<std::sync::Arc<crate::matcher::Needed>>,
+        keep: usize,
+        seed: u64,
+        most: usize,
+    ) -> (Vec<Candidate>, Option<Vec<String>>, bool, u64) {
+        let mut t = LineTracker::new(&Entry::blank(80));
+        t.set_needed(needed, keep);
+        t.wanted.after = 0;
+        let mut lines = Vec::new();
+        feed_in_cuts(&mut t, data, seed, most, |t| lines.extend(t.take(false)));
+        lines.extend(t.take(true));
+        (lines, t.screen_tail(), t.saw_output(), t.written())
+    }
+
     /// A flood of short plain lines, as `seq` writes them, with a hit now
     /// and then and empty lines between: the runs skipped at once leave
     /// the transcript, the output flag and the count written as the full
@@ -627,17 +647,7 @@ mod tests {
         }
         let needed = std::sync::Arc::new(crate::matcher::Needed::new("needle".to_owned(), true));
         for seed in 0..8u64 {
-            let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
-                let mut t = LineTracker::new(&Entry::blank(80));
-                t.set_needed(needed, 3);
-                t.wanted.after = 0;
-                let mut lines = Vec::new();
-                feed_in_cuts(&mut t, &data, seed + 1, 20_000, |t| {
-                    lines.extend(t.take(false))
-                });
-                lines.extend(t.take(true));
-                (lines, t.screen_tail(), t.saw_output(), t.written())
-            };
+            let run = |needed| with_needed(&data, needed, 3, seed + 1, 20_000);
             let (all, tail, saw, written) = run(None);
             let (kept, kept_tail, kept_saw, kept_written) = run(Some(needed.clone()));
             assert!(tail.as_ref().is_some_and(|t| t.len() > 60), "seed {seed}");
@@ -701,17 +711,7 @@ mod tests {
                     400,
                     0x0dd ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64,
                 );
-                let run = |needed: Option<std::sync::Arc<crate::matcher::Needed>>| {
-                    let mut t = LineTracker::new(&Entry::blank(80));
-                    t.set_needed(needed, KEEP);
-                    t.wanted.after = 0;
-                    let mut lines = Vec::new();
-                    feed_in_cuts(&mut t, &data, seed + 7, 3000, |t| {
-                        lines.extend(t.take(false))
-                    });
-                    lines.extend(t.take(true));
-                    (lines, t.screen_tail(), t.saw_output(), t.written())
-                };
+                let run = |needed| with_needed(&data, needed, KEEP, seed + 7, 3000);
                 let (all, tail, saw, written) = run(None);
                 let (kept, kept_tail, kept_saw, kept_written) = run(Some(needed.clone()));
                 let hit = |c: &Candidate| per_line.is_match(&c.text);
