@@ -333,7 +333,11 @@ impl TestServer {
             }
             "fish" => {
                 let conf = home.join("fish");
-                std::fs::create_dir_all(&conf).unwrap();
+                // Where fish keeps completions made from man pages: there,
+                // so that its first start does not make them in a process
+                // of its own that outlives the test and writes into the
+                // test's directory after it is gone.
+                std::fs::create_dir_all(conf.join("generated_completions")).unwrap();
                 write(
                     &conf.join("config.fish"),
                     format!("set -g fish_greeting\nfunction fish_prompt; printf '$ '; end\n{rc}\n"),
