@@ -136,10 +136,7 @@ impl LineTracker {
                         let mut from =
                             at + start_of_last_lines(&data[at..at + len], TRANSCRIPT_LINES);
                         while let Some(lf) = memchr::memchr(b'\n', &data[from..at + len]) {
-                            if last_lines.len() == TRANSCRIPT_LINES {
-                                last_lines.pop_front();
-                            }
-                            last_lines.push_back(Last::Bytes(from, from + lf - 1));
+                            push_last(&mut last_lines, Last::Bytes(from, from + lf - 1));
                             from += lf + 1;
                         }
                     }
@@ -189,10 +186,7 @@ impl LineTracker {
                     }
                     st.written += len as u64;
                     if st.linear {
-                        if last_lines.len() == TRANSCRIPT_LINES {
-                            last_lines.pop_front();
-                        }
-                        last_lines.push_back(Last::Bytes(at + from, at + lf - 1));
+                        push_last(&mut last_lines, Last::Bytes(at + from, at + lf - 1));
                     }
                     at += lf + 1;
                     continue;
@@ -211,10 +205,7 @@ impl LineTracker {
             st.written += text.len() as u64;
             if text.bytes().any(|b| b != b' ') {
                 if st.linear {
-                    if last_lines.len() == TRANSCRIPT_LINES {
-                        last_lines.pop_front();
-                    }
-                    last_lines.push_back(Last::Out(st.out.len()));
+                    push_last(&mut last_lines, Last::Out(st.out.len()));
                 }
                 st.out.push(Item::Line(Candidate {
                     text,
@@ -231,10 +222,7 @@ impl LineTracker {
                 }));
             }
             if st.linear {
-                if last_lines.len() == TRANSCRIPT_LINES {
-                    last_lines.pop_front();
-                }
-                last_lines.push_back(Last::Blank);
+                push_last(&mut last_lines, Last::Blank);
             }
             at += lf + 1;
         }
@@ -299,6 +287,14 @@ fn bare_lines(bytes: &[u8]) -> (usize, usize) {
         at = end + 2;
         lines += 1;
     }
+}
+
+/// Keep `line` among the last [`TRANSCRIPT_LINES`] a bulk took in.
+fn push_last(last_lines: &mut VecDeque<Last>, line: Last) {
+    if last_lines.len() == TRANSCRIPT_LINES {
+        last_lines.pop_front();
+    }
+    last_lines.push_back(line);
 }
 
 /// A line of the transcript a bulk took in.
