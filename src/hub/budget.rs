@@ -97,6 +97,16 @@ impl Budget {
         self.steady(h) + more + SPARE <= self.limit()
     }
 
+    /// Whether one more connection may be accepted now. A connection is
+    /// only known for a wait or a pipe's command handing its socket over
+    /// once it is read, and the slots kept for those hand-overs (`unfed`)
+    /// must not go to a burst of waits: past this, the hub accepts one
+    /// connection at a time, and the next once it knows what the last one
+    /// was (see `Hub::may_accept`).
+    pub(super) fn may_accept(&self, h: Held) -> bool {
+        self.steady(h) + 1 + h.starting * PER_START + SPARE / 2 <= self.limit()
+    }
+
     /// Whether one more pipe start may run now.
     pub(super) fn may_start(&self, h: Held) -> bool {
         h.starting < MAX_STARTS
@@ -186,6 +196,58 @@ mod tests {
         assert!(!b.may_start(h), "15 starts hold 120");
         h.starting = 5;
         assert!(b.may_start(h));
+    }
+
+    /// Waits admitted leave room for their pipes' hand-overs: past what
+    /// they hold, a burst of connections stops being accepted before the
+    /// limit, and is accepted again once the starts end.
+    #[test]
+    fn a_burst_of_connections_leaves_room_for_the_hand_overs() {
+        let b = Budget {
+            limit: Some(100),
+            base: 10,
+            reserve: None,
+            paused_until: None,
+        };
+        // 20 waits admitted, their 20 pipes not handed over yet.
+        let mut h = Held {
+            conns: 20,
+            taps: 20,
+            unfed: 20,
+            starting: 0,
+        };
+        assert!(b.fits(h, true));
+        // They hold 70; new connections are accepted while 70 + 1 + 8
+        // stays within 100: 21 more.
+        h.conns = 20 + 21;
+        assert!(b.may_accept(h));
+        h.conns += 1;
+        assert!(!b.may_accept(h), "the hand-overs' slots are kept");
+        // A start running holds its own room.
+        h.conns = 20;
+        h.starting = 2;
+        assert!(b.may_accept(h));
+        h.starting = 3;
+        assert!(!b.may_accept(h));
+        // Whatever the waits admitted hold, there is room to accept once
+        // no start runs: a hand-over is never shut out for good.
+        let mut h = Held::default();
+        loop {
+            let asking = Held {
+                conns: h.conns + 1,
+                ..h
+            };
+            if !b.fits(asking, true) {
+                break;
+            }
+            h = Held {
+                taps: h.taps + 1,
+                unfed: h.unfed + 1,
+                ..asking
+            };
+        }
+        assert_eq!(h.conns, 24);
+        assert!(b.may_accept(h));
     }
 
     #[test]

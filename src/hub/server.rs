@@ -200,11 +200,7 @@ impl Hub {
                 })
                 .map(|(p, _)| p.clone())
                 .collect();
-            let listen = if self.budget.paused().is_some() {
-                0
-            } else {
-                libc::POLLIN
-            };
+            let listen = if self.may_accept() { libc::POLLIN } else { 0 };
             let mut fds = vec![
                 pollfd(listener.as_raw_fd(), listen),
                 pollfd(self.wake_r.as_raw_fd(), libc::POLLIN),
@@ -311,8 +307,16 @@ impl Hub {
         next.map(|n| n.saturating_duration_since(Instant::now()))
     }
 
+    /// Accept while the budget has room, past it one connection at a time
+    /// (see `Budget::may_accept`); not at all while accepting is paused.
+    fn may_accept(&self) -> bool {
+        self.budget.paused().is_none()
+            && (self.budget.may_accept(self.held())
+                || !self.conns.values().any(|c| matches!(c.role, Role::New)))
+    }
+
     fn accept(&mut self, listener: &UnixListener) {
-        loop {
+        while self.may_accept() {
             match listener.accept() {
                 Ok((stream, _)) => {
                     if !same_user(&stream) || stream.set_nonblocking(true).is_err() {
