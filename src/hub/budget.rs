@@ -16,7 +16,7 @@
 use super::protocol::{Entry, Frame};
 use crate::error::Error;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
 
@@ -136,10 +136,8 @@ impl Budget {
             Ok((mut s, _)) => {
                 super::conn::log(format_args!("refused: out of descriptors"));
                 let _ = s.set_nonblocking(true);
-                // Its request, if here, is read first: a socket closed with
-                // unread data resets the peer's connection.
-                let mut sink = [0u8; 4096];
-                while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+                // Its request, if here, is read first.
+                crate::sys::drain(&s);
                 let mut out = Vec::new();
                 Frame::Entry(Self::refusal()).encode_into(&mut out);
                 let _ = s.write(&out);

@@ -16,7 +16,7 @@ use crate::error::{Error, Kind, Result};
 use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
 use crate::tmux::{Socket, SocketLock};
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -227,8 +227,7 @@ impl Hub {
                 self.accept(listener);
             }
             if fds[1].revents != 0 {
-                let mut sink = [0u8; 64];
-                while matches!((&self.wake_r).read(&mut sink), Ok(n) if n > 0) {}
+                crate::sys::drain(&self.wake_r);
             }
             while let Ok(s) = self.started_rx.try_recv() {
                 self.on_started(s);

@@ -123,6 +123,15 @@ pub fn bytes_waiting(fd: RawFd) -> usize {
     }
 }
 
+/// Read a non-blocking socket until nothing is left: wake-up bytes, or a
+/// request about to be refused (closing a socket with unread data resets
+/// the peer's connection, which would lose the answer).
+pub fn drain(mut stream: &std::os::unix::net::UnixStream) {
+    use std::io::Read;
+    let mut sink = [0u8; 4096];
+    while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+}
+
 /// A `pollfd` for `fd` and `events`.
 pub fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     libc::pollfd {

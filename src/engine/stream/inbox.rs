@@ -8,7 +8,7 @@ use super::Event;
 use crate::hub::{Decoder, Frame};
 use crate::sys::{poll_fine, pollfd};
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -98,8 +98,7 @@ impl Inbox {
             ];
             poll_fine(&mut fds, left);
             if fds[0].revents != 0 {
-                let mut sink = [0u8; 64];
-                while matches!((&self.wake).read(&mut sink), Ok(n) if n > 0) {}
+                crate::sys::drain(&self.wake);
             }
             if fds[1].revents != 0 {
                 self.read_hub();
