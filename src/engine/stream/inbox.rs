@@ -83,6 +83,21 @@ impl Inbox {
         self.decode();
     }
 
+    /// Send `line` to the hub (lost with a hub that is gone: its
+    /// connection's end is read as `HubLost`).
+    pub(super) fn send(&self, line: &[u8]) {
+        if let Some((stream, _)) = &self.hub {
+            let _ = (&*stream).write_all(line);
+        }
+    }
+
+    /// The end of this wait's connection, for the hub to see.
+    pub(super) fn shutdown(&self) {
+        if let Some((stream, _)) = &self.hub {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
     /// The next event, or None once `deadline` passed. Posted events come
     /// first: a signal is not kept behind a flood.
     pub(super) fn next(&mut self, deadline: Instant) -> Option<Event> {
@@ -215,6 +230,25 @@ mod tests {
             f.encode_into(&mut out);
         }
         hub.write_all(&out).unwrap();
+    }
+
+    /// Requests go out on the connection frames come in on; a hub found
+    /// gone takes none, and the wait's end is the connection's.
+    #[test]
+    fn requests_go_out_on_the_one_connection() {
+        use std::io::Read;
+        let (mut inbox, mut hub) = inbox_with_hub();
+        inbox.send(b"sync 1\n");
+        let mut got = [0u8; 7];
+        hub.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"sync 1\n");
+        inbox.shutdown();
+        assert_eq!(hub.read(&mut got).unwrap(), 0, "the hub sees the end");
+        drop(hub);
+        let soon = Instant::now() + Duration::from_secs(5);
+        assert!(matches!(inbox.next(soon), Some(Event::HubLost)));
+        inbox.send(b"sync 2\n");
+        inbox.shutdown();
     }
 
     #[test]

@@ -92,7 +92,7 @@ impl StreamSource {
         // A hub that went away (killed as this wait started) is found
         // gone when its connection is read: its HubLost, handled below,
         // starts or finds a new hub, and this sync is then the old one's.
-        let _ = self.hub.write_all(format!("sync {n}\n").as_bytes());
+        self.inbox.send(format!("sync {n}\n").as_bytes());
         let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
         while self.synced < n {
             // The stream changed (a new hub, polling): this sync went to

@@ -22,7 +22,6 @@ use crate::hub::{self, Decoder, EndReason, Request};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::Write;
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 mod entry;
@@ -69,9 +68,8 @@ const FINAL_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{history_siz
 pub struct StreamSource {
     socket: Socket,
     pane: PaneInfo,
-    /// To the hub, for `sync` requests.
-    hub: UnixStream,
-    /// Where the hub's frames and the other threads' events come in.
+    /// The hub's connection (its frames, and the `sync` requests sent on
+    /// it) and the other threads' events.
     inbox: inbox::Inbox,
     tracker: LineTracker,
     entry_lines: Vec<String>,
@@ -184,20 +182,16 @@ impl StreamSource {
         // judges; the rest waits in the hub (which drops a wait too far
         // behind rather than make tmux buffer the pane).
         let mut inbox = inbox::Inbox::new().map_err(|e| Error::io("cannot set up the wait", e))?;
-        let reader = stream
-            .try_clone()
-            .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         let _ = stream.set_read_timeout(None);
-        inbox.set_hub(reader, dec);
+        let hub_pid = crate::sys::peer_pid(&stream);
+        inbox.set_hub(stream, dec);
         {
             let poster = inbox.poster();
             signals::route_to(move |sig| poster.post(Event::Signal(sig)));
         }
-        let hub_pid = crate::sys::peer_pid(&stream);
         let mut me = StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
-            hub: stream,
             inbox,
             tracker: LineTracker::new(&Entry::blank(80)),
             entry_lines: Vec::new(),
@@ -559,6 +553,6 @@ impl Drop for StreamSource {
     fn drop(&mut self) {
         // The hub sees the end of the connection and, if this was the last
         // wait on the pane, closes its pipe.
-        let _ = self.hub.shutdown(std::net::Shutdown::Both);
+        self.inbox.shutdown();
     }
 }

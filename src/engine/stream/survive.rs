@@ -69,24 +69,20 @@ impl StreamSource {
                 Err(e) => return Err(e),
             }
         };
-        let reader = stream
-            .try_clone()
-            .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         let _ = stream.set_read_timeout(None);
         self.hub_pid = crate::sys::peer_pid(&stream);
-        self.hub = stream;
         self.generation += 1;
         self.streaming = false;
         let replies = match entry {
             hub::Entry::Fresh { replies } => {
-                self.inbox.set_hub(reader, dec);
+                self.inbox.set_hub(stream, dec);
                 replies
             }
             hub::Entry::Joined { .. } => {
                 // Another wait of the pane came back first: its pipe runs.
                 // Taken at a point of the stream, with what came before in
                 // the capture.
-                self.inbox.set_hub(reader, dec);
+                self.inbox.set_hub(stream, dec);
                 let (replies, exact) = self.aligned_query(&hub::entry_queries(&t), deadline)?;
                 self.exact_entry &= exact;
                 replies
