@@ -157,14 +157,19 @@ impl Budget {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_fresh_wait_needs_room_for_its_pipe_and_starts_wait_their_turn() {
-        let b = Budget {
+    /// A limit of 100 with 10 open before any wait.
+    fn hundred() -> Budget {
+        Budget {
             limit: Some(100),
             base: 10,
             reserve: None,
             paused_until: None,
-        };
+        }
+    }
+
+    #[test]
+    fn a_fresh_wait_needs_room_for_its_pipe_and_starts_wait_their_turn() {
+        let b = hundred();
         let mut h = Held {
             conns: 36,
             taps: 36,
@@ -201,12 +206,7 @@ mod tests {
     /// limit, and is accepted again once the starts end.
     #[test]
     fn a_burst_of_connections_leaves_room_for_the_hand_overs() {
-        let b = Budget {
-            limit: Some(100),
-            base: 10,
-            reserve: None,
-            paused_until: None,
-        };
+        let b = hundred();
         // 20 waits admitted, their 20 pipes not handed over yet.
         let mut h = Held {
             conns: 20,
