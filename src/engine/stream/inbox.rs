@@ -76,7 +76,8 @@ impl Inbox {
 
     /// Read frames from `stream` from now on (a new hub's, after the
     /// entry `dec` holds the rest of); what the last one sent and nobody
-    /// took is dropped with it.
+    /// took is dropped with it. Reads never block, so a read timeout left
+    /// on `stream` from the entry does not matter.
     pub(super) fn set_hub(&mut self, stream: UnixStream, dec: Decoder) {
         self.queue.clear();
         self.hub = Some((stream, dec));

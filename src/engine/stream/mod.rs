@@ -182,7 +182,6 @@ impl StreamSource {
         // judges; the rest waits in the hub (which drops a wait too far
         // behind rather than make tmux buffer the pane).
         let mut inbox = inbox::Inbox::new().map_err(|e| Error::io("cannot set up the wait", e))?;
-        let _ = stream.set_read_timeout(None);
         let hub_pid = crate::sys::peer_pid(&stream);
         inbox.set_hub(stream, dec);
         {

@@ -69,7 +69,6 @@ impl StreamSource {
                 Err(e) => return Err(e),
             }
         };
-        let _ = stream.set_read_timeout(None);
         self.hub_pid = crate::sys::peer_pid(&stream);
         self.generation += 1;
         self.streaming = false;
