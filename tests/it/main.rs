@@ -16,6 +16,7 @@ mod hooks;
 mod hostile_input;
 mod hub;
 mod idle_output;
+mod idle_prompt;
 mod install;
 mod interference;
 mod mcp;

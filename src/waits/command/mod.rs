@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 mod follower;
 mod foreground;
+mod idle;
 mod output;
 mod run;
 mod save;

@@ -4,6 +4,9 @@ use super::*;
 
 pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Result<OutputResult> {
     let start = Instant::now();
+    if let Some(r) = super::idle::idle_at_once(req, start)? {
+        return Ok(r);
+    }
     let c = &req.common;
     let deadline = start + c.timeout;
     let saver = match &c.save_to {
