@@ -21,8 +21,28 @@ use requests::{
 
 /// Run the program with these arguments; returns the exit code.
 pub fn run(args: Vec<OsString>) -> i32 {
+    if let Some(code) = pipe_feed(&args) {
+        return code;
+    }
     let json = args.iter().any(|a| a == "--json");
     run_cli(args, json)
+}
+
+/// The pipe's own command, as the hub writes it (`-S SOCKET pipe-feed
+/// TOKEN`): run at once, without parsing a whole command line or setting
+/// up signals. Every pane's pipe waits for this process before any byte
+/// flows, so its start is on the path of a first call on a pane.
+fn pipe_feed(args: &[OsString]) -> Option<i32> {
+    match args {
+        [_, s, path, cmd, token] if s == "-S" && cmd == "pipe-feed" => {
+            let socket = Socket::Path(path.into());
+            Some(done(crate::hub::pipe_feed(
+                &socket,
+                &token.to_string_lossy(),
+            )))
+        }
+        _ => None,
+    }
 }
 
 /// The subcommand's name: the first word that is not an option (or the
@@ -349,4 +369,30 @@ fn fail(e: &Error, json: bool) -> i32 {
     let msg = crate::report::sanitize(&e.message);
     let _ = writeln!(err, "tmux-wait: error: {msg}");
     e.kind.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn only_the_pipes_own_command_line_skips_the_parser() {
+        // Taken at once: a bad token is refused there, as the parser's
+        // way refuses it.
+        let code = pipe_feed(&args(&["tw", "-S", "/nonexistent/s", "pipe-feed", "zz"]));
+        assert_eq!(code, Some(exit::of_failure(Kind::Usage, false)));
+        // Anything else is parsed as usual.
+        for other in [
+            &["tw", "-S", "/s", "pipe-feed"][..],
+            &["tw", "-L", "x", "pipe-feed", "ab"],
+            &["tw", "-S", "/s", "output", "ab"],
+            &["tw", "pipe-feed", "ab", "-S", "/s"],
+        ] {
+            assert_eq!(pipe_feed(&args(other)), None, "{other:?}");
+        }
+    }
 }

@@ -31,7 +31,12 @@ fn lines(v: &Value) -> Vec<String> {
 /// only a call that needs no pipe of its own can answer.
 fn log_pane(s: &TestServer, pane: &str) -> std::path::PathBuf {
     let log = s.dir().join(format!("log-{}", &pane[1..]));
-    s.tmux(&["pipe-pane", "-t", pane, &format!("cat >> '{}'", log.display())]);
+    s.tmux(&[
+        "pipe-pane",
+        "-t",
+        pane,
+        &format!("cat >> '{}'", log.display()),
+    ]);
     assert!(s.pane_piped(pane));
     log
 }

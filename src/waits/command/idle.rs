@@ -16,7 +16,8 @@
 use super::*;
 
 /// The pane's state the answer needs, in one reply.
-const LOOK_FORMAT: &str = "#{history_size}\t#{cursor_y}\t#{cursor_x}\t#{pane_width}\t#{pane_height}";
+const LOOK_FORMAT: &str =
+    "#{history_size}\t#{cursor_y}\t#{cursor_x}\t#{pane_width}\t#{pane_height}";
 
 /// The answer "nothing new, the shell is idle" when one look shows it, or
 /// None when the call must follow the pane.
@@ -219,8 +220,20 @@ mod tests {
         let rec = saved(&l, &r);
         assert!(l.unchanged(&rec, &r));
         // Another program, another history, another row.
-        assert!(!Look { pid: 43, ..look(3, 2) }.unchanged(&rec, &r));
-        assert!(!Look { history: 11, ..look(3, 2) }.unchanged(&rec, &r));
+        assert!(
+            !Look {
+                pid: 43,
+                ..look(3, 2)
+            }
+            .unchanged(&rec, &r)
+        );
+        assert!(
+            !Look {
+                history: 11,
+                ..look(3, 2)
+            }
+            .unchanged(&rec, &r)
+        );
         assert!(!look(4, 2).unchanged(&rec, &r));
         // The rows above, or the cursor's, say something else.
         let mut other = r.clone();
