@@ -187,6 +187,16 @@ pub fn fingerprint(above2: &str, above1: &str) -> u64 {
     hash_text(&[above2.trim_end(), above1.trim_end()])
 }
 
+/// Row `y` of a screen whose top row is `rows[offset]` (rows of history
+/// above it): empty past either end.
+pub fn screen_row(rows: &[String], offset: i64, y: i64) -> &str {
+    usize::try_from(offset + y)
+        .ok()
+        .and_then(|i| rows.get(i))
+        .map(String::as_str)
+        .unwrap_or("")
+}
+
 /// The `head` of a row: its first characters (at most 64), counted and
 /// hashed.
 pub fn head(row: &str) -> (usize, u64) {

@@ -5,7 +5,7 @@
 //! be read again, and first calls on a pane that keeps writing (its pipe
 //! just opened) must together return every line once.
 
-use crate::common::{TestServer, run_bounded};
+use crate::common::{TestServer, json_lines, run_bounded};
 use serde_json::Value;
 use tmux_wait::engine::stream::QuietState;
 use tmux_wait::tmux::{PANE_STATE_FORMAT, PaneState};
@@ -16,15 +16,6 @@ fn output(s: &TestServer) -> Value {
     let f = run_bounded(c);
     assert_eq!(f.code, Some(0), "{f:?}");
     f.json()
-}
-
-fn lines(v: &Value) -> Vec<String> {
-    v["lines"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no lines in {v}"))
-        .iter()
-        .map(|l| l.as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// Type `line` at the prompt and wait until the shell is back with
@@ -40,7 +31,7 @@ fn type_and_wait(s: &TestServer, line: &str, done: &str) {
 /// The lines an `output` returned after a typed command: those after the
 /// typed line (which comes back as it was typed).
 fn after_typed(v: &Value, typed: &str) -> Vec<String> {
-    let l = lines(v);
+    let l = json_lines(v);
     match l.iter().position(|x| x.ends_with(typed)) {
         Some(i) => l[i + 1..].to_vec(),
         None => l,
@@ -57,12 +48,12 @@ fn an_idle_output_keeps_the_place_even_after_a_resize_or_cleared_history() {
         "LOOP-DONE",
     );
     let v = output(&s);
-    assert!(lines(&v).contains(&"L45".to_owned()), "{v}");
+    assert!(json_lines(&v).contains(&"L45".to_owned()), "{v}");
     // Nothing new, several times: nothing, and at once.
     for _ in 0..3 {
         let v = output(&s);
         assert_eq!(v["reason"], "idle", "{v}");
-        assert_eq!(lines(&v), Vec::<String>::new(), "{v}");
+        assert_eq!(json_lines(&v), Vec::<String>::new(), "{v}");
     }
     // Then new lines: exactly them.
     type_and_wait(&s, "echo one; echo two", "two");
@@ -76,10 +67,14 @@ fn an_idle_output_keeps_the_place_even_after_a_resize_or_cleared_history() {
         (vec!["clear-history", "-t", "main"], "four"),
     ] {
         let v = output(&s);
-        assert_eq!(lines(&v), Vec::<String>::new(), "{v}");
+        assert_eq!(json_lines(&v), Vec::<String>::new(), "{v}");
         s.tmux(&change);
         let v = output(&s);
-        assert_eq!(lines(&v), Vec::<String>::new(), "after {change:?}: {v}");
+        assert_eq!(
+            json_lines(&v),
+            Vec::<String>::new(),
+            "after {change:?}: {v}"
+        );
         let typed = format!("echo {probe}");
         type_and_wait(&s, &typed, probe);
         let v = output(&s);
@@ -195,7 +190,7 @@ fn a_pane_changed_during_an_idle_output_is_read_again() {
         });
         s.wait_for_prompt(&s.pane);
         let v = output(&s);
-        assert_eq!(lines(&v), ["after"], "{change:?}: {v}");
+        assert_eq!(json_lines(&v), ["after"], "{change:?}: {v}");
         assert_eq!(v["lines_missed"], 0, "{change:?}: {v}");
         assert_eq!(v["lines_missed_exact"], true, "{change:?}: {v}");
     }
@@ -226,7 +221,7 @@ fn first_calls_on_a_writing_pane_lose_no_line() {
         });
         let v = output(&s);
         calls.push(v.to_string());
-        got.extend(lines(&v));
+        got.extend(json_lines(&v));
     }
     let numbers: Vec<String> = got
         .into_iter()

@@ -5,7 +5,7 @@
 //! vouch for still goes the long way: text typed at the prompt, a line
 //! another writer put below the prompt, new output, a job behind the shell.
 
-use crate::common::{TestServer, installed_shells, run_bounded};
+use crate::common::{TestServer, installed_shells, json_lines, run_bounded};
 use serde_json::Value;
 
 const SHELLS: [&str; 4] = ["bash", "zsh", "dash", "fish"];
@@ -16,15 +16,6 @@ fn output(s: &TestServer, pane: &str, timeout: &str) -> Value {
     let f = run_bounded(c);
     assert!(matches!(f.code, Some(0) | Some(1)), "{f:?}");
     f.json()
-}
-
-fn lines(v: &Value) -> Vec<String> {
-    v["lines"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no lines in {v}"))
-        .iter()
-        .map(|l| l.as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// Pipe `pane`'s output to a log, as a logging plugin does: from now on
@@ -56,13 +47,13 @@ fn an_idle_prompt_is_answered_without_a_pipe_of_its_own() {
         });
         s.wait_for_prompt(&pane);
         let v = output(&s, &pane, "5");
-        assert!(lines(&v).contains(&"first".to_owned()), "{shell}: {v}");
+        assert!(json_lines(&v).contains(&"first".to_owned()), "{shell}: {v}");
         s.wait_no_helpers();
         let log = log_pane(&s, &pane);
         for _ in 0..2 {
             let v = output(&s, &pane, "5");
             assert_eq!(v["reason"], "idle", "{shell}: {v}");
-            assert_eq!(lines(&v), Vec::<String>::new(), "{shell}: {v}");
+            assert_eq!(json_lines(&v), Vec::<String>::new(), "{shell}: {v}");
             assert_eq!(v["lines_missed"], 0, "{shell}: {v}");
             assert_eq!(v["lines_missed_exact"], true, "{shell}: {v}");
         }
@@ -80,7 +71,10 @@ fn an_idle_prompt_is_answered_without_a_pipe_of_its_own() {
         assert_eq!(f.json()["error"]["kind"], "pipe_busy", "{shell}: {f:?}");
         s.tmux(&["pipe-pane", "-t", &pane]);
         let v = output(&s, &pane, "5");
-        assert!(lines(&v).contains(&"second".to_owned()), "{shell}: {v}");
+        assert!(
+            json_lines(&v).contains(&"second".to_owned()),
+            "{shell}: {v}"
+        );
         s.wait_no_helpers();
     }
 }
@@ -112,7 +106,7 @@ fn text_typed_at_an_idle_prompt_is_reported_each_time() {
     let v = output(&s, &pane, "5");
     assert_eq!(v["reason"], "idle", "{v}");
     assert_eq!(v["unsubmitted_input"], Value::Null, "{v}");
-    assert_eq!(lines(&v), Vec::<String>::new(), "{v}");
+    assert_eq!(json_lines(&v), Vec::<String>::new(), "{v}");
 }
 
 /// Another writer (a background job, `wall`, a notifier) puts a line
@@ -133,7 +127,7 @@ fn a_line_written_below_an_idle_prompt_is_output() {
     s.wait_for_prompt(&pane);
     let v = output(&s, &pane, "5");
     assert_ne!(v["reason"], "idle", "{v}");
-    assert!(lines(&v).contains(&"FROM-ELSEWHERE".to_owned()), "{v}");
+    assert!(json_lines(&v).contains(&"FROM-ELSEWHERE".to_owned()), "{v}");
 }
 
 /// A job left running behind the shell may write at any moment: the
@@ -155,5 +149,8 @@ fn a_prompt_with_a_job_behind_it_is_not_idle() {
     });
     // (Written after the prompt, on its row.)
     let v = output(&s, &pane, "5");
-    assert!(lines(&v).iter().any(|l| l.ends_with("JOB-DONE")), "{v}");
+    assert!(
+        json_lines(&v).iter().any(|l| l.ends_with("JOB-DONE")),
+        "{v}"
+    );
 }

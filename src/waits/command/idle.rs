@@ -125,13 +125,7 @@ impl Look {
     fn unchanged(&self, rec: &Record, rows: &[String]) -> bool {
         // Rows as a save reads them: by screen row, history above.
         let offset = rows.len() as i64 - self.height.max(1);
-        let row = |y: i64| -> &str {
-            usize::try_from(offset + y)
-                .ok()
-                .and_then(|i| rows.get(i))
-                .map(String::as_str)
-                .unwrap_or("")
-        };
+        let row = |y: i64| cursor::screen_row(rows, offset, y);
         let cy = self.cy;
         if cy < 0 || offset + cy >= rows.len() as i64 || offset < 0 {
             return false;

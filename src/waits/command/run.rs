@@ -65,13 +65,7 @@ impl Follow {
             rows.extend(drawn[drawn.len() - 1 - d..].iter().cloned());
         }
         let cy = cy + ahead;
-        let row = |y: i64| -> &str {
-            usize::try_from(offset + y)
-                .ok()
-                .and_then(|i| rows.get(i))
-                .map(String::as_str)
-                .unwrap_or("")
-        };
+        let row = |y: i64| cursor::screen_row(&rows, offset, y);
         self.saved_abs = history + cy;
         let rec = self.record(
             pid.unwrap_or(0),
@@ -166,13 +160,7 @@ impl Follow {
             return Ok(None);
         }
         let partial = self.take_in_at_save(show_partial);
-        let row = |y: i64| -> &str {
-            usize::try_from(y)
-                .ok()
-                .and_then(|i| q.rows.get(i))
-                .map(String::as_str)
-                .unwrap_or("")
-        };
+        let row = |y: i64| cursor::screen_row(&q.rows, 0, y);
         let rec = self.record(
             q.pid,
             q.history_size,

@@ -666,6 +666,16 @@ pub fn write_exe(to: &Path, contents: impl AsRef<[u8]>) {
     write_program(to, contents, 0o755);
 }
 
+/// The `lines` of a JSON result (`output`'s), failing with the result.
+pub fn json_lines(v: &Value) -> Vec<String> {
+    v["lines"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no lines in {v}"))
+        .iter()
+        .map(|l| l.as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Run a command to completion with a deadline.
 pub fn run_bounded(mut cmd: Command) -> Finished {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
