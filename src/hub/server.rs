@@ -573,6 +573,7 @@ impl Hub {
     /// Read what the pane's pipe holds (up to `limit` bytes) and pass it on.
     fn read_tap(&mut self, pane: &str, limit: usize, buf: &mut [u8]) {
         let mut read = 0;
+        let mut readers = 0;
         loop {
             let Some(fd) = self
                 .taps
@@ -601,6 +602,7 @@ impl Hub {
             let data = &buf[..n as usize];
             read += data.len();
             let waits = self.router.data(pane, data);
+            readers = waits.len();
             // An idle pipe's chunk only moves its join point on.
             if waits.is_empty() {
                 continue;
@@ -624,7 +626,7 @@ impl Hub {
             }
         }
         if let Some(t) = self.taps.get_mut(pane) {
-            t.read(read);
+            t.read(read, readers);
         }
     }
 

@@ -6,8 +6,11 @@ use std::time::{Duration, Instant};
 
 /// A read of at least this much means the pane is flooding.
 const FLOOD_READ: usize = 4096;
-/// How long a flooding pane's pipe is left alone after a read.
+/// How long a flooding pane's pipe is left alone after a read, for each
+/// wait on it, up to [`MOST_PAUSES`] times: all the waits on a flooding
+/// pane together wake about once a millisecond.
 const PAUSE: Duration = Duration::from_millis(1);
+const MOST_PAUSES: u32 = 4;
 
 pub(super) struct Tap {
     pub(super) token: String,
@@ -30,16 +33,20 @@ impl Tap {
         }
     }
 
-    /// `n` bytes were just read. After a large read the pipe is left
-    /// alone a moment, so that the next read takes what tmux wrote
-    /// meanwhile in one piece: each wait on the pane then wakes once for
-    /// it, not once for each of tmux's writes (under a flood the waits'
-    /// wake-ups cost them more than reading the bytes). Output that comes
-    /// after a pause, a prompt or a marker, is read at once; what ends a
-    /// flood is read at most [`PAUSE`] later. A `sync` reads the pipe
-    /// whatever the pause.
-    pub(super) fn read(&mut self, n: usize) {
-        self.paused_until = (n >= FLOOD_READ).then(|| Instant::now() + PAUSE);
+    /// `n` bytes were just read for `waits` waits. After a large read the
+    /// pipe is left alone a moment, so that the next read takes what tmux
+    /// wrote meanwhile in one piece: each wait on the pane then wakes once
+    /// for it, not once for each of tmux's writes (under a flood the
+    /// waits' wake-ups cost them more than reading the bytes). The moment
+    /// grows with the waits, each of which wakes for every read. Output
+    /// that comes after a pause, a prompt or a marker, is read at once;
+    /// what ends a flood is read at most [`MOST_PAUSES`] times [`PAUSE`]
+    /// later. A `sync` reads the pipe whatever the pause.
+    pub(super) fn read(&mut self, n: usize, waits: usize) {
+        let times = u32::try_from(waits)
+            .unwrap_or(MOST_PAUSES)
+            .clamp(1, MOST_PAUSES);
+        self.paused_until = (n >= FLOOD_READ).then(|| Instant::now() + PAUSE * times);
     }
 
     /// When the pipe may be read again, if not now.
@@ -57,15 +64,27 @@ mod tests {
         let mut t = Tap::new("tok".into());
         let now = Instant::now();
         assert!(t.paused(now).is_none());
-        t.read(100);
+        t.read(100, 1);
         assert!(t.paused(Instant::now()).is_none());
-        t.read(FLOOD_READ);
+        t.read(FLOOD_READ, 1);
         let until = t
             .paused(Instant::now())
             .expect("paused after a flood's read");
         assert!(until <= Instant::now() + PAUSE);
         assert!(t.paused(until).is_none());
-        t.read(0);
+        t.read(0, 1);
         assert!(t.paused(Instant::now()).is_none());
+    }
+
+    #[test]
+    fn the_pause_grows_with_the_waits_up_to_a_bound() {
+        let mut t = Tap::new("tok".into());
+        for (waits, times) in [(0, 1), (1, 1), (3, 3), (4, 4), (10, 4), (usize::MAX, 4)] {
+            let before = Instant::now();
+            t.read(FLOOD_READ, waits);
+            let until = t.paused(before).expect("paused");
+            assert!(until >= before + PAUSE * times, "{waits} waits");
+            assert!(until <= Instant::now() + PAUSE * times, "{waits} waits");
+        }
     }
 }
