@@ -146,7 +146,7 @@ impl Look {
         }
         // Typed text, judged as the long way judges it. At column 0 the
         // row may continue a typed line from the row above (the long way
-        // sees the whole line); nothing below was checked above.
+        // sees the whole line); no row below continues it (they are empty).
         self.cx > 0 && self.cx <= self.width && {
             let (before, after) = split_at_column(row(cy), self.cx);
             shell::unsubmitted_text(&before, &after).is_none()
