@@ -47,7 +47,16 @@ const SETTLE: Duration = Duration::from_millis(30);
 /// question); a flood goes by with a look now and then.
 pub const SMALL_CHUNK: usize = 512;
 /// The most often output nobody reads is looked at otherwise.
-pub const LOOK_EVERY: Duration = Duration::from_millis(10);
+const LOOK_EVERY: Duration = Duration::from_millis(10);
+/// How long the stream stays quiet before the look owed for output nobody
+/// looked at is taken: a little longer than the hub leaves a flooding
+/// pane's pipe alone, so that a flood that goes on is not taken for quiet.
+const QUIET_BEFORE_LOOK: Duration =
+    crate::hub::LONGEST_PAUSE.saturating_add(Duration::from_millis(1));
+/// While output keeps coming, the look owed for it is taken this often:
+/// a flood is read in pieces a few milliseconds apart, and each wait on
+/// the pane would otherwise read `/proc` for every few of them.
+const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
 /// How long a running shell that just printed its prompt is given to reach
 /// its read of the terminal (on a loaded machine it may wait its turn).
 const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);
@@ -151,6 +160,12 @@ pub struct ReaderProbe {
     shell_about_to_read: bool,
     /// That shell was running (on its way into its read).
     shell_running: bool,
+    /// When the stream last showed output.
+    last_output: Option<Instant>,
+    /// Output of more than [`SMALL_CHUNK`] went by with no look since the
+    /// last one: a small piece after it is looked at whenever it comes
+    /// (keys typed at a prompt that ended a long piece of output).
+    shown_large: bool,
     /// When a look saw the reader take a line whose end the stream had not
     /// shown yet.
     taken_early: Option<Instant>,
@@ -174,6 +189,8 @@ impl ReaderProbe {
             unpaid: 0,
             shell_about_to_read: false,
             shell_running: false,
+            last_output: None,
+            shown_large: false,
             taken_early: None,
             first: Hint::default(),
         };
@@ -210,12 +227,25 @@ impl ReaderProbe {
         data.len() <= SMALL_CHUNK
             && (look_next
                 || self.shell_about_to_read
+                || self.shown_large
                 || self.since_last().is_none_or(|d| d >= LOOK_EVERY))
+    }
+
+    /// When to take the look owed since output nobody looked at (see
+    /// [`ReaderProbe::shown`]): once the stream has been quiet a moment, or
+    /// every [`FLOW_LOOK_EVERY`] while output keeps coming; never sooner
+    /// than [`LOOK_EVERY`] after the last look.
+    pub fn owed_look_at(&self, now: Instant) -> Instant {
+        let after = |every: Duration| self.last_look.map_or(now, |t| t + every);
+        let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
+        after(LOOK_EVERY).max(quiet.min(after(FLOW_LOOK_EVERY)))
     }
 
     /// `data` arrived and nobody looked: it pays back what was written, so
     /// the next look does not count it again.
     pub fn shown(&mut self, data: &[u8]) {
+        self.last_output = Some(Instant::now());
+        self.shown_large |= data.len() > SMALL_CHUNK;
         let len = self.written_len(data);
         self.echo.pay(len);
         self.unpaid += len - self.written.pay(len);
@@ -225,6 +255,9 @@ impl ReaderProbe {
     /// ended while a program read a line: watch it a moment to see whether
     /// it took the line.
     pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
+        if !data.is_empty() {
+            self.last_output = Some(Instant::now());
+        }
         let about_to_read = self.shell_about_to_read;
         let mut l = self.look();
         if about_to_read && self.shell_about_to_read && self.written.bytes < self.written_len(data)
@@ -368,6 +401,7 @@ impl ReaderProbe {
     fn look(&mut self) -> Look {
         let now = Instant::now();
         self.last_look = Some(now);
+        self.shown_large = false;
         self.echo.expire(now);
         self.written.expire(now);
         let Some(fg) = procfs::foreground_group(self.pane_pid) else {
@@ -537,6 +571,56 @@ fn kernel_echo(l: &Look) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_owed_look_waits_for_quiet_or_comes_now_and_then_in_a_flood() {
+        // No such process: every look finds nothing, and takes no time.
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        let now = Instant::now();
+        let ms = Duration::from_millis;
+        let mut at = |look_ago: u64, output_ago: u64| {
+            p.last_look = Some(now - ms(look_ago));
+            p.last_output = Some(now - ms(output_ago));
+            p.owed_look_at(now)
+        };
+        // Quiet a moment since the last output: now.
+        assert!(at(50, 10) <= now);
+        // Output a moment ago, as in a flood between two of the hub's
+        // reads: once the stream has stayed quiet long enough.
+        assert_eq!(at(50, 1), now - ms(1) + QUIET_BEFORE_LOOK);
+        assert!(QUIET_BEFORE_LOOK > crate::hub::LONGEST_PAUSE);
+        // Output still coming: each piece puts the look off again, up to
+        // FLOW_LOOK_EVERY after the last look.
+        assert_eq!(at(60, 0), now + QUIET_BEFORE_LOOK);
+        assert_eq!(at(97, 0), now + ms(3));
+        assert!(at(100, 0) <= now);
+        // Never sooner than LOOK_EVERY after the last look.
+        assert_eq!(at(2, 30), now + ms(8));
+    }
+
+    #[test]
+    fn a_small_piece_after_unlooked_large_output_is_looked_at() {
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        let small = [b'x'; SMALL_CHUNK];
+        let large = [b'x'; SMALL_CHUNK + 1];
+        // (A look that stays "just taken", however slow the test runs.)
+        let just_looked =
+            |p: &mut ReaderProbe| p.last_look = Some(Instant::now() + LOOK_EVERY * 100);
+        p.hint_for(&small, false);
+        just_looked(&mut p);
+        // Looked at a moment ago: a small piece waits for LOOK_EVERY.
+        assert!(!p.wants_look(&small, false));
+        p.shown(&small);
+        assert!(!p.wants_look(&small, false));
+        // After a large piece nobody looked at, it is looked at (keys
+        // typed at a prompt that ended it), until a look is taken.
+        p.shown(&large);
+        assert!(p.wants_look(&small, false));
+        assert!(!p.wants_look(&large, false));
+        p.hint_for(&small, false);
+        just_looked(&mut p);
+        assert!(!p.wants_look(&small, false));
+    }
 
     #[test]
     fn credit_pays_back_and_expires() {

@@ -73,3 +73,4 @@ pub use join::JoinPoint;
 pub use policy::{ENTRY_QUERIES, allowed, entry_queries};
 pub use protocol::{Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, encode_raw};
 pub use server::serve;
+pub use tap::LONGEST_PAUSE;

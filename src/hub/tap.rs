@@ -11,6 +11,9 @@ const FLOOD_READ: usize = 4096;
 /// pane together wake about once a millisecond.
 const PAUSE: Duration = Duration::from_millis(1);
 const MOST_PAUSES: u32 = 4;
+/// The longest a flooding pane's pipe is left alone: a wait on it sees a
+/// gap this long between two pieces of a flood that goes on.
+pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
 
 pub(super) struct Tap {
     pub(super) token: String,

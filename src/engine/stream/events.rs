@@ -36,14 +36,11 @@ impl StreamSource {
                 wake = wake.min(t);
             }
             if self.look_owed {
-                let due = self
-                    .probe
-                    .since_last()
-                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d));
-                if due.is_zero() {
+                let at = self.probe.owed_look_at(now);
+                if at <= now {
                     self.look_idle();
                 } else {
-                    wake = wake.min(now + due);
+                    wake = wake.min(at);
                 }
             }
             let Some(ev) = self.inbox.next(wake) else {

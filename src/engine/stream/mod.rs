@@ -12,7 +12,7 @@
 //! Queries go through tmux command clients (a few milliseconds each), never
 //! through a client attached to a session.
 
-use super::probe::{LOOK_EVERY, ReaderProbe};
+use super::probe::ReaderProbe;
 use super::shell::{self, Reads, line_editor_active, tty_width};
 use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};

@@ -9,7 +9,7 @@
 //! need: history captures, cursors and the alignment of separate queries
 //! with the stream. A pane costs two descriptors and no thread.
 
-use crate::engine::probe::{LOOK_EVERY, ReaderProbe, SMALL_CHUNK};
+use crate::engine::probe::{ReaderProbe, SMALL_CHUNK};
 use crate::engine::shell::{self, Reads, line_editor_active, tty_width};
 use crate::engine::vt::{Entry, Hint, Item, LineTracker};
 use crate::error::{Error, Kind, Result};
@@ -233,13 +233,9 @@ impl Feed {
     /// When the tracker or the look owed after unlooked output needs a
     /// turn with no output.
     pub fn wake(&self) -> Option<Instant> {
-        let owed = self.look_owed.then(|| {
-            Instant::now()
-                + self
-                    .probe
-                    .since_last()
-                    .map_or(Duration::ZERO, |d| LOOK_EVERY.saturating_sub(d))
-        });
+        let owed = self
+            .look_owed
+            .then(|| self.probe.owed_look_at(Instant::now()));
         match (owed, self.tracker.held_until()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -249,7 +245,7 @@ impl Feed {
     /// The turn `wake` asked for.
     pub fn tick(&mut self) {
         let now = Instant::now();
-        if self.look_owed && self.probe.since_last().is_none_or(|d| d >= LOOK_EVERY) {
+        if self.look_owed && self.probe.owed_look_at(now) <= now {
             self.look_owed = false;
             let hint = self.probe.hint_for(&[], false);
             self.tracker.observe(now, hint);
