@@ -140,8 +140,9 @@ pub struct ReaderProbe {
     echo: Credit,
     /// What the pane's processes wrote that the stream has not shown.
     written: Credit,
-    /// Each process of the pane and its total written at the last look.
-    tree: Vec<(u32, u64)>,
+    /// Each process of the pane at the last look: its pid, its parent's
+    /// and its total written.
+    tree: Vec<(u32, u32, u64)>,
     /// The process last seen reading a line, and its bytes read then.
     reader: Option<(u32, u64)>,
     /// When the leader was last seen to have read.
@@ -464,28 +465,27 @@ impl ReaderProbe {
         }
         self.echo.add(look.wrote, now);
         // Everything the pane's processes wrote.
-        let tree = procfs::tree(self.pane_pid, TREE_CAP);
-        let mut totals = Vec::with_capacity(tree.len());
+        let family = procfs::family(self.pane_pid, TREE_CAP);
+        let mut totals = Vec::with_capacity(family.len());
         let mut delta = 0u64;
-        for pid in tree {
+        for (pid, parent) in family {
+            let before = self.tree.iter().find(|(p, ..)| *p == pid);
             let Some(procfs::Io { wrote: w, .. }) = procfs::io(pid, true) else {
+                // (Unreadable now, a zombie perhaps: kept as it was, for
+                // when its parent reaps it.)
+                totals.extend(before.copied());
                 continue;
             };
-            // A process not seen before wrote all it wrote since then;
-            // one that is gone was reaped by its parent, whose total took
-            // its bytes in.
-            let before = self
-                .tree
-                .iter()
-                .find(|(p, _)| *p == pid)
-                .map_or(0, |(_, b)| *b);
+            // A process not seen before wrote all it wrote since then.
             if !self.tree.is_empty() {
-                delta += w.saturating_sub(before);
+                delta += w.saturating_sub(before.map_or(0, |(.., b)| *b));
             }
-            totals.push((pid, w));
+            totals.push((pid, parent, w));
         }
+        let taken_in = reaped_totals(&self.tree, &totals, procfs::exists);
         self.tree = totals;
-        self.written.add(delta.saturating_sub(self.unpaid), now);
+        self.written
+            .add(delta.saturating_sub(taken_in + self.unpaid), now);
         self.unpaid = 0;
         // Who reads a line: the leader first, then the rest of its group.
         if matches!(look.mode, Some(Mode::Canonical | Mode::Hidden)) {
@@ -493,7 +493,7 @@ impl ReaderProbe {
                 .chain(
                     self.tree
                         .iter()
-                        .map(|(p, _)| *p)
+                        .map(|(p, ..)| *p)
                         .filter(|&p| p != fg && procfs::stat(p).is_some_and(|s| s.pgrp == fg)),
                 )
                 .collect();
@@ -554,6 +554,42 @@ impl ReaderProbe {
 /// took input since: it read more, or it is gone (it may have read its
 /// line and ended). Woken by a signal (a shell reaping a job) it read
 /// nothing: that is no line taken.
+/// What the processes seen at the last look (`before`) and reaped since
+/// had written by then. Their parent's total took in all they wrote (the
+/// kernel adds a reaped child's counts to its parent's): that part was
+/// counted at the last look, and the parent's growth counts it again. A
+/// process is taken as reaped into the pane when it no longer exists and
+/// its parent, or the parent's parent if that is gone too, is still one of
+/// the pane's (`now`). One that left the tree alive (its parent died and
+/// another process took it on) is in no total here: nothing is taken off.
+fn reaped_totals(
+    before: &[(u32, u32, u64)],
+    now: &[(u32, u32, u64)],
+    exists: impl Fn(u32) -> bool,
+) -> u64 {
+    let here = |pid: u32| now.iter().any(|(p, ..)| *p == pid);
+    let reaped_into_pane = |mut pid: u32| {
+        for _ in 0..before.len() {
+            if here(pid) {
+                return true;
+            }
+            if exists(pid) {
+                return false;
+            }
+            match before.iter().find(|(p, ..)| *p == pid) {
+                Some((_, parent, _)) if *parent != 0 => pid = *parent,
+                _ => return false,
+            }
+        }
+        false
+    };
+    before
+        .iter()
+        .filter(|(pid, parent, _)| !here(*pid) && !exists(*pid) && reaped_into_pane(*parent))
+        .map(|(.., w)| *w)
+        .sum()
+}
+
 fn took_input(pid: u32, read: u64) -> bool {
     procfs::io(pid, false).is_none_or(|io| io.read > read)
 }
@@ -620,6 +656,31 @@ mod tests {
         p.hint_for(&small, false);
         just_looked(&mut p);
         assert!(!p.wants_look(&small, false));
+    }
+
+    #[test]
+    fn a_reaped_childs_bytes_are_counted_once() {
+        // The shell (1) ran `clear` (2), seen at the last look having
+        // written 10 bytes; the shell reaped it and runs python (3) now.
+        let before = [(1, 0, 100), (2, 1, 10)];
+        let now = [(1, 0, 110), (3, 1, 4808)];
+        let alive = |live: &'static [u32]| move |pid: u32| live.contains(&pid);
+        assert_eq!(reaped_totals(&before, &now, alive(&[1, 3])), 10);
+        // Not reaped yet (a zombie, still listed): nothing.
+        let now_z = [(1, 0, 100), (2, 1, 10)];
+        assert_eq!(reaped_totals(&before, &now_z, alive(&[1, 2])), 0);
+        // A subshell (4) and its child (5), both gone: the shell's total
+        // took in both.
+        let before = [(1, 0, 100), (4, 1, 7), (5, 4, 20)];
+        let now = [(1, 0, 127)];
+        assert_eq!(reaped_totals(&before, &now, alive(&[1])), 27);
+        // The subshell gone, its child alive elsewhere (taken on by
+        // another process): only the subshell's bytes are in the shell's
+        // total.
+        assert_eq!(reaped_totals(&before, &now, alive(&[1, 5])), 7);
+        // Gone, with a parent alive outside the pane: reaped there.
+        let before = [(1, 0, 100), (6, 7, 5)];
+        assert_eq!(reaped_totals(&before, &[(1, 0, 100)], alive(&[1, 7])), 0);
     }
 
     #[test]

@@ -172,23 +172,35 @@ pub fn children(pid: u32) -> Vec<u32> {
 
 /// `pid` and its descendants, breadth first, at most `cap` of them.
 pub fn tree(pid: u32, cap: usize) -> Vec<u32> {
+    family(pid, cap).into_iter().map(|(p, _)| p).collect()
+}
+
+/// [`tree`], each process with its parent (0 for `pid` itself).
+pub fn family(pid: u32, cap: usize) -> Vec<(u32, u32)> {
     if !available() {
         return Vec::new();
     }
-    let mut out = vec![pid];
+    let mut out = vec![(pid, 0)];
     let mut i = 0;
     while i < out.len() && out.len() < cap {
-        for c in children(out[i]) {
+        let parent = out[i].0;
+        for c in children(parent) {
             if out.len() >= cap {
                 break;
             }
-            if !out.contains(&c) {
-                out.push(c);
+            if !out.iter().any(|(p, _)| *p == c) {
+                out.push((c, parent));
             }
         }
         i += 1;
     }
     out
+}
+
+/// Whether process `pid` exists, a zombie included (once reaped it does
+/// not).
+pub fn exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The call a process is blocked in (`/proc/PID/syscall`).
