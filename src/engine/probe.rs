@@ -550,10 +550,6 @@ impl ReaderProbe {
     }
 }
 
-/// The process that was reading a line (having read `read` bytes then)
-/// took input since: it read more, or it is gone (it may have read its
-/// line and ended). Woken by a signal (a shell reaping a job) it read
-/// nothing: that is no line taken.
 /// What the processes seen at the last look (`before`) and reaped since
 /// had written by then. Their parent's total took in all they wrote (the
 /// kernel adds a reaped child's counts to its parent's): that part was
@@ -590,6 +586,10 @@ fn reaped_totals(
         .sum()
 }
 
+/// The process that was reading a line (having read `read` bytes then)
+/// took input since: it read more, or it is gone (it may have read its
+/// line and ended). Woken by a signal (a shell reaping a job) it read
+/// nothing: that is no line taken.
 fn took_input(pid: u32, read: u64) -> bool {
     procfs::io(pid, false).is_none_or(|io| io.read > read)
 }
