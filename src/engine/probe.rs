@@ -234,8 +234,8 @@ impl ReaderProbe {
 
     /// When to take the look owed since output nobody looked at (see
     /// [`ReaderProbe::shown`]): once the stream has been quiet a moment, or
-    /// every [`FLOW_LOOK_EVERY`] while output keeps coming; never sooner
-    /// than [`LOOK_EVERY`] after the last look.
+    /// every `FLOW_LOOK_EVERY` while output keeps coming; never sooner
+    /// than `LOOK_EVERY` after the last look.
     pub fn owed_look_at(&self, now: Instant) -> Instant {
         let after = |every: Duration| self.last_look.map_or(now, |t| t + every);
         let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
