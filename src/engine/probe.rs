@@ -233,11 +233,17 @@ impl ReaderProbe {
     }
 
     /// When to take the look owed since output nobody looked at (see
-    /// [`ReaderProbe::shown`]): once the stream has been quiet a moment, or
-    /// every `FLOW_LOOK_EVERY` while output keeps coming; never sooner
-    /// than `LOOK_EVERY` after the last look.
+    /// [`ReaderProbe::shown`]): `LOOK_EVERY` after the last look. After
+    /// large pieces (a flood), once the stream has been quiet a moment, or
+    /// every `FLOW_LOOK_EVERY` while output keeps coming, and never sooner.
+    /// (Small pieces keep the quick look: a prompt or a question may be
+    /// among them, and what waits on the look, a line held until the
+    /// shell says whether it took it, should not wait longer.)
     pub fn owed_look_at(&self, now: Instant) -> Instant {
         let after = |every: Duration| self.last_look.map_or(now, |t| t + every);
+        if !self.shown_large {
+            return after(LOOK_EVERY);
+        }
         let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
         after(LOOK_EVERY).max(quiet.min(after(FLOW_LOOK_EVERY)))
     }
@@ -617,6 +623,16 @@ mod tests {
         let mut at = |look_ago: u64, output_ago: u64| {
             p.last_look = Some(now - ms(look_ago));
             p.last_output = Some(now - ms(output_ago));
+            p.owed_look_at(now)
+        };
+        // After small pieces only: LOOK_EVERY after the last look.
+        assert!(at(50, 1) <= now);
+        assert_eq!(at(2, 0), now + ms(8));
+        // After large ones, as in a flood:
+        let mut at = |look_ago: u64, output_ago: u64| {
+            p.last_look = Some(now - ms(look_ago));
+            p.last_output = Some(now - ms(output_ago));
+            p.shown_large = true;
             p.owed_look_at(now)
         };
         // Quiet a moment since the last output: now.
