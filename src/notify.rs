@@ -34,6 +34,12 @@ pub fn format_safe(s: &str, max: usize) -> String {
     out
 }
 
+/// Text made safe for `display-message`, which also reads `%` as the
+/// start of a time conversion (strftime): `%` doubled too.
+pub fn message_safe(s: &str, max: usize) -> String {
+    format_safe(s, max).replace('%', "%%")
+}
+
 /// User options read in one round trip; empty means "use the default".
 #[derive(Debug, Default, Clone)]
 pub struct Options {
@@ -223,7 +229,7 @@ pub fn announce(socket: &Socket, opts: &Options, done: &Done) {
 /// user's hook with `env` in its environment.
 pub fn tell(socket: &Socket, opts: &Options, text: &str, pane_tty: &str, env: &[(&str, String)]) {
     if opts.message {
-        let safe = format_safe(text, 400);
+        let safe = message_safe(text, 400);
         let ms = opts.message_ms.to_string();
         // tmux 3.2's display-message takes no client (its -c wants no
         // argument, and the client name is read as the message): there the
@@ -362,5 +368,10 @@ mod tests {
         );
         assert_eq!(format_safe("a\x1b[31mb\n", 100), "a[31mb");
         assert_eq!(format_safe("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn a_message_keeps_its_percent_signs() {
+        assert_eq!(message_safe("(%40) 100%#", 100), "(%%40) 100%%##");
     }
 }

@@ -8,40 +8,66 @@ use crate::common::outer::OuterClient;
 use crate::common::*;
 
 fn server() -> TestServer {
+    server_with("")
+}
+
+/// A server whose status line shows the segment and the windows' marks,
+/// with `extra` lines of config.
+pub(crate) fn server_with(extra: &str) -> TestServer {
     TestServer::with(Options {
-        extra_config: "set -g status on\n\
-                       set -g status-right '[#{tmux_wait_attention}]'\n\
-                       set -g window-status-format '#I#{?#{@tmux-wait-attention-window},!,}'\n\
-                       set -g window-status-current-format '#I*'"
-            .into(),
+        extra_config: format!(
+            "set -g status on\n\
+             set -g status-right '[#{{tmux_wait_attention}}]'\n\
+             set -g window-status-format '#I#{{?#{{@tmux-wait-attention-window}},!,}}'\n\
+             set -g window-status-current-format '#I*'\n{extra}"
+        ),
         ..Options::default()
     })
 }
 
-fn load_plugin(s: &TestServer) {
+pub(crate) fn load_plugin(s: &TestServer) {
     let entry = root().join("tmux-wait.tmux");
     s.tmux(&["run-shell", &entry.to_string_lossy()]);
 }
 
-fn opt(s: &TestServer, args: &[&str]) -> String {
+pub(crate) fn opt(s: &TestServer, args: &[&str]) -> String {
     let mut a = vec!["show-option", "-qv"];
     a.extend_from_slice(args);
     s.tmux(&a).trim().to_owned()
 }
 
-fn segment(s: &TestServer) -> String {
+pub(crate) fn segment(s: &TestServer) -> String {
     opt(s, &["-g", "@tmux_wait_attention"])
 }
 
 /// Attention is on and every pane watched.
-fn wait_watching(s: &TestServer) {
+pub(crate) fn wait_watching(s: &TestServer) {
     s.wait_until(&s.pane, "attention to watch", || {
         !opt(s, &["-g", "@tmux-wait-attention-scope"]).is_empty()
     });
 }
 
-fn ask(s: &TestServer, pane: &str, q: &str) {
+pub(crate) fn ask(s: &TestServer, pane: &str, q: &str) {
     s.type_line(pane, &format!("python3 -c \"input('{q} ')\""));
+}
+
+/// The notifications tmux-wait's attention gave so far.
+pub(crate) fn notifications(s: &TestServer) -> Vec<String> {
+    s.tmux(&["show-messages"])
+        .lines()
+        .filter(|l| l.contains(" message: tmux-wait ⚑"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A new window (in the background), its shell at its prompt.
+pub(crate) fn window(s: &TestServer) -> String {
+    let p = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    s.wait_for_prompt(&p);
+    p
 }
 
 #[test]
@@ -52,11 +78,7 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
         s.tmux(&["show-option", "-gv", "status-right"]).trim(),
         "[#{@tmux_wait_attention}]"
     );
-    let other = s
-        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"])
-        .trim()
-        .to_owned();
-    s.wait_for_prompt(&other);
+    let other = window(&s);
     let person = OuterClient::attach(&s, "main");
     person.press_a_key(&s);
     // prefix A: attention on for this session.
@@ -77,7 +99,7 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
     person.wait_for_screen("1!");
     s.wait_until(&other, "the notification", || {
         s.tmux(&["show-messages"])
-            .contains(&format!("main:1 ({other}) asking: Deploy? [y/N]"))
+            .contains(&format!("main:1 {other} asking: Deploy? [y/N]"))
     });
     // The menu lists it.
     person.prefixed(&s, "M-w");

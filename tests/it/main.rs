@@ -4,6 +4,8 @@
 mod common;
 
 mod attention;
+mod attention_all_day;
+mod attention_marks;
 mod attention_plugin;
 mod channel_wait;
 mod cli_errors;

@@ -375,6 +375,9 @@ pub struct Machine {
     /// The prompt now was seen by the kernel before the shell's mark for
     /// it arrived: the next mark is this prompt's, not a new one.
     unmarked_prompt: bool,
+    /// A shell starting (see [`Machine::starting`]): its first prompt is
+    /// no news.
+    starting: bool,
 }
 
 impl Machine {
@@ -388,7 +391,16 @@ impl Machine {
             last_command: None,
             pending_status: None,
             unmarked_prompt: false,
+            starting: false,
         }
+    }
+
+    /// The pane's shell is starting (a pane made after the watch began,
+    /// or whose own process is at work and reads nothing): until it has
+    /// been at a prompt, or has asked, its first prompt is taken in
+    /// without a change. A new window's prompt needs nobody.
+    pub fn starting(&mut self) {
+        self.starting = self.status.state == State::Working;
     }
 
     /// The stream gave a command's exit status (its prompt follows).
@@ -403,11 +415,35 @@ impl Machine {
         if epoch.prompts > self.epoch.prompts {
             self.marks = true;
         }
+        if self.starting {
+            match found.state {
+                State::Working => {}
+                State::Prompt => {
+                    self.starting = false;
+                    let _ = self.set(found, epoch, now);
+                    self.status.reason = "at_prompt";
+                    self.status.command = None;
+                    self.status.exit_status = None;
+                    return None;
+                }
+                _ => self.starting = false,
+            }
+        }
         let cur = &self.status;
         if matches!(found.state, State::Working | State::Asking) && found.command.is_some() {
             self.last_command.clone_from(&found.command);
         }
         let new = match (cur.state, found.state) {
+            // A quiet command looked at again, still running and still
+            // writing nothing: quiet until it writes (or another program
+            // comes to the foreground and writes).
+            (State::Quiet, State::Working)
+                if found.reason == "running"
+                    && epoch.written == self.epoch.written
+                    && epoch.lines == self.epoch.lines =>
+            {
+                false
+            }
             (a, b) if a != b => true,
             // The mark of the prompt seen already: one absorbed.
             (State::Prompt, State::Prompt)
@@ -774,6 +810,40 @@ mod tests {
         assert!(m.apply(keys("(END)"), epoch(0, 99), 6.0).is_some());
     }
 
+    /// A new pane's shell reaching its first prompt is no news; its next
+    /// prompt, after a command, is.
+    #[test]
+    fn a_shells_first_prompt_is_no_news() {
+        let bash = Found::new(State::Working, "running", Some("bash".into()));
+        let prompt = Found::new(State::Prompt, "at_prompt", None);
+        let mut m = Machine::new(bash.clone(), epoch(0, 0), 0.0, true);
+        m.starting();
+        assert!(m.apply(bash, epoch(0, 5), 0.1).is_none());
+        assert!(m.apply(prompt.clone(), epoch(0, 9), 0.2).is_none());
+        assert_eq!(
+            (m.status.state, m.status.reason),
+            (State::Prompt, "at_prompt")
+        );
+        // Its mark, come late, is that prompt's.
+        assert!(m.apply(prompt.clone(), epoch(1, 9), 0.3).is_none());
+        let ls = Found::new(State::Working, "running", Some("ls".into()));
+        assert!(m.apply(ls, epoch(1, 12), 1.0).is_some());
+        let c = m.apply(prompt, epoch(2, 30), 2.0).unwrap();
+        assert_eq!(c.status.reason, "command_finished");
+        // A pane whose first look finds a program asking: news as ever.
+        let mut m = Machine::new(
+            Found::new(State::Working, "running", Some("sh".into())),
+            epoch(0, 0),
+            0.0,
+            false,
+        );
+        m.starting();
+        assert!(
+            m.apply(asking("Deploy? [y/N]"), epoch(0, 14), 1.0)
+                .is_some()
+        );
+    }
+
     #[test]
     fn quiet_and_exited() {
         let mut m = Machine::new(
@@ -788,6 +858,15 @@ mod tests {
             (State::Quiet, Some("sleep"))
         );
         assert!(m.quiet(epoch(0, 0), 31.0).is_none());
+        // Looked at again, still running and silent: still quiet (no flap
+        // back to working and into quiet again).
+        let sleep = Found::new(State::Working, "running", Some("sleep".into()));
+        assert!(m.apply(sleep.clone(), epoch(0, 0), 32.0).is_none());
+        assert_eq!(m.status.state, State::Quiet);
+        // It writes: working again.
+        let c = m.apply(sleep, epoch(0, 7), 33.0).unwrap();
+        assert_eq!(c.status.state, State::Working);
+        assert!(m.quiet(epoch(0, 7), 63.0).is_some());
         let c = m.exited(true, Some(3), 40.0).unwrap();
         assert_eq!(
             (c.status.reason, c.status.exit_status),

@@ -60,7 +60,10 @@ pub const RETRY_STREAM: Duration = Duration::from_secs(10);
 /// whether it marked the pane dead (and with which status).
 const EXIT_POLL: Duration = Duration::from_millis(5);
 const EXIT_NOTICE: Duration = Duration::from_secs(10);
-const STATUS_PATIENCE: Duration = Duration::from_millis(300);
+/// How long tmux may take to learn the status after it marked the pane
+/// dead (it marks it at the terminal's end of file, and learns the status
+/// at its SIGCHLD: on a loaded machine that came 300 ms and more later).
+const STATUS_PATIENCE: Duration = Duration::from_secs(2);
 /// Looks `/proc` may fail to answer in a row (processes vanishing as they
 /// are looked at) before tmux's word is taken.
 const UNKNOWN_TRIES: u32 = 5;
@@ -160,10 +163,15 @@ pub struct PaneWatch {
     unknowns: u32,
     /// Looks in a row that waited for a question on its way.
     lagging: u32,
+    /// The pane was made after the watch began.
+    late: bool,
+    /// What the stream's programs had written at the last output.
+    written: u64,
 }
 
 impl PaneWatch {
-    pub fn new(pane: PaneInfo) -> PaneWatch {
+    /// `late`: the pane was made after the watch began.
+    pub fn new(pane: PaneInfo, late: bool) -> PaneWatch {
         PaneWatch {
             pane,
             source: Source::Opening,
@@ -179,6 +187,8 @@ impl PaneWatch {
             failures: 0,
             unknowns: 0,
             lagging: 0,
+            late,
+            written: 0,
         }
     }
 
@@ -317,8 +327,10 @@ impl PaneWatch {
             self.look(ctx, false, out);
         }
         if self.timers.quiet.is_some_and(|q| q <= now) {
-            self.timers.quiet = None;
+            // (The look re-arms the timer while the state is working: it
+            // is due once per quiet spell, so it is cleared after.)
             self.look(ctx, false, out);
+            self.timers.quiet = None;
             let e = self.epoch();
             if let Some(m) = &mut self.machine
                 && m.status.state == State::Working
@@ -517,7 +529,13 @@ impl PaneWatch {
             None => {
                 let plain = shell::program_name(self.pane.pane_pid)
                     .is_some_and(|n| ["sh", "dash", "ash", "busybox"].contains(&n.as_str()));
-                let m = Machine::new(found, epoch, t, !plain);
+                let own = found.state == State::Working
+                    && crate::sys::procfs::foreground_group(self.pane.pane_pid)
+                        == Some(self.pane.pane_pid);
+                let mut m = Machine::new(found, epoch, t, !plain);
+                if self.late || own {
+                    m.starting();
+                }
                 out.push(Out::Armed);
                 self.machine = Some(m);
             }

@@ -1,31 +1,40 @@
 //! The plugin's attention: a mark on each pane that needs someone, the
 //! status segment (`#{@tmux_wait_attention}`: how many, and the first),
-//! a window option for `window-status-format`, a notification per change,
+//! a window option for `window-status-format`, one notification per need,
 //! the jump key and the menu's items.
 //!
 //! One process per server (`tmux-wait attention serve`, kept single by a
 //! lock beside the socket) watches the panes of every session that has
 //! attention on (the toggle's session option, else `@tmux-wait-attention`)
 //! with the same watch as `any`. What it finds lives in tmux's own
-//! options, so the key, the menu and the hooks read and clear it without
-//! talking to the process:
+//! options (`marks`), so the key, the menu and the hooks read and clear it
+//! without talking to the process.
 //!
-//! - pane options `@tmux-wait-attention-mark` (the state), `-since` and
-//!   `-what` (the state and the question, for the menu);
-//! - the window option `@tmux-wait-attention-window` (the state of the
-//!   window's first marked pane);
-//! - the global `@tmux_wait_attention` (the segment).
+//! What a person meets:
+//! - a pane is marked, and they are told once, when it newly needs them:
+//!   a question, a command back at its prompt, its program exited (the
+//!   pane stays, `remain-on-exit`), a bell. A pane already marked is not
+//!   told again, and keeps its place in the segment, however often its
+//!   screen changes; a shell's first prompt in a new pane is no news;
+//! - the pane they are in (the active pane of the window their client
+//!   shows) is never marked: what happens there happens under their eyes.
+//!   A question asked there that is still unanswered when they leave is
+//!   marked then (without a message: they saw it);
+//! - visiting a marked pane clears its mark (a question's comes back if
+//!   they leave it unanswered); the pane's next work clears it too.
 //!
-//! A pane on a person's screen (the active pane of an attached client's
-//! window) gets no mark and no notification; a mark clears when its pane
-//! is visited. The visit is seen by hooks appended to the user's own
-//! (`set-hook -a`: `after-select-pane`, `window-pane-changed`,
-//! `session-window-changed`, `client-session-changed`), and only ours are
-//! removed when attention goes off.
+//! The visits are seen by hooks appended to the user's own (`hooks`), and
+//! only ours are removed when attention goes off.
 
 mod hooks;
+mod marks;
+mod tell;
 
 use hooks::{add_hooks, remove_hooks};
+pub use marks::{STATUS, WINDOW, menu_items, visit};
+use marks::{
+    clear_all, clear_session, mark, mark_of, on_screen, outlasts_a_visit, refresh, reword, unmark,
+};
 
 use super::machine::{Change, State, What};
 use super::targets::Scope;
@@ -33,8 +42,7 @@ use super::watcher::{Event, Watch};
 use super::{Profiles, QUIET_AFTER};
 use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
-use crate::notify::{self, format_safe};
-use crate::tmux::protocol::quote;
+use crate::notify::{self, message_safe};
 use crate::tmux::{Socket, SocketLock, lock_beside_socket};
 use std::time::{Duration, Instant};
 
@@ -45,16 +53,10 @@ const SESSION: &str = "@tmux-wait-attention-session";
 /// The watching process and what it watches (global).
 const PID: &str = "@tmux-wait-attention-pid";
 const SCOPE: &str = "@tmux-wait-attention-scope";
-/// Pane options: the mark, when it was set, and what it says.
-const MARK: &str = "@tmux-wait-attention-mark";
-const SINCE: &str = "@tmux-wait-attention-since";
-const WHAT: &str = "@tmux-wait-attention-what";
-/// The window option for `window-status-format`.
-pub const WINDOW: &str = "@tmux-wait-attention-window";
-/// The segment `#{tmux_wait_attention}` shows.
-pub const STATUS: &str = "@tmux_wait_attention";
 const ICON: &str = "@tmux-wait-icon-attention";
 const PROFILES: &str = "@tmux-wait-profiles";
+/// What "quiet" means, for attention as for the `Q` key.
+const QUIET: &str = "@tmux-wait-quiet-seconds";
 /// The lock that keeps one watching process per server.
 const LOCK: &str = "tmux-wait-attention.lock";
 
@@ -132,7 +134,8 @@ fn stop(socket: &Socket, pid: u32) {
 }
 
 /// `attention sync`: start, restart or stop the watching process as the
-/// options say (the plugin's load runs it; so does the toggle).
+/// options say (the plugin's load runs it; so does the toggle), and put
+/// back the hooks a reload of the config replaced.
 pub fn sync(socket: &Socket) -> Result<()> {
     let (scopes, sig, _) = wanted(socket)?;
     let pid = running(socket);
@@ -141,11 +144,13 @@ pub fn sync(socket: &Socket) -> Result<()> {
             stop(socket, p);
         }
         clear_all(socket);
+        remove_hooks(socket);
         return Ok(());
     }
     // (A process still arming has said no scope yet: it is started
     // again, and the new one reads the options as they are now.)
     if pid.is_some() && option(socket, SCOPE) == sig {
+        add_hooks(socket)?;
         return Ok(());
     }
     if let Some(p) = pid {
@@ -190,14 +195,16 @@ pub fn toggle(socket: &Socket, session: &str, client: Option<&str>) -> Result<()
     }
     sync(socket)?;
     let text = format!("tmux-wait: attention {now} for session {name}");
-    tell_client(socket, client, &format_safe(&text, 200));
+    tell_client(socket, client, &text);
     Ok(())
 }
 
-/// A message on the person's client (tmux before 3.3 takes no client for
-/// a message: its current one).
+/// A message on the person's client, shown as long as a notification
+/// (tmux before 3.3 takes no client for a message: its current one).
 fn tell_client(socket: &Socket, client: Option<&str>, text: &str) {
-    let mut args = vec!["display-message"];
+    let ms = notify::Options::read(socket).message_ms.to_string();
+    let text = message_safe(text, 200);
+    let mut args = vec!["display-message", "-d", &ms];
     if let Some(c) = client
         && socket
             .version()
@@ -205,7 +212,7 @@ fn tell_client(socket: &Socket, client: Option<&str>, text: &str) {
     {
         args.extend(["-c", c]);
     }
-    args.push(text);
+    args.push(&text);
     let _ = socket.run(&args);
 }
 
@@ -268,6 +275,31 @@ fn user_profiles(socket: &Socket) -> Option<std::path::PathBuf> {
     Some(path)
 }
 
+/// `@tmux-wait-quiet-seconds`, else the default (said when it is no
+/// duration).
+fn quiet_after(socket: &Socket) -> Duration {
+    let v = option(socket, QUIET);
+    if v.trim().is_empty() {
+        return QUIET_AFTER;
+    }
+    crate::config::parse_duration(&v).unwrap_or_else(|e| {
+        say(socket, &format!("tmux-wait: {QUIET}: {e} (30 s is used)"));
+        QUIET_AFTER
+    })
+}
+
+/// Whether a change is a need the plugin marks: a state that needs
+/// someone, or a bell. A pane that closed needs nobody: there is nothing
+/// left to go to.
+fn is_need(c: &Change) -> bool {
+    match c.what {
+        What::State(State::Exited) => c.status.reason != "pane_closed",
+        What::State(s) => s.needs_someone(),
+        What::Bell => true,
+        What::Text => false,
+    }
+}
+
 /// Watch `scopes` (named `sig`, said in `@tmux-wait-attention-scope`
 /// once every pane is watched), leaving out the sessions `offs`.
 fn watch(
@@ -281,7 +313,7 @@ fn watch(
     let mut w = Watch::start(
         socket,
         scopes,
-        QUIET_AFTER,
+        quiet_after(socket),
         PatternList::new(&[], false, false, "--pattern").expect("no patterns"),
         profiles,
     )?;
@@ -296,337 +328,102 @@ fn watch(
                 if offs.contains(&e.row.session_id) {
                     continue;
                 }
-                let needs = match c.what {
-                    What::State(s) => s.needs_someone(),
-                    What::Bell => true,
-                    What::Text => false,
-                };
                 let pane = e.row.pane_id.clone();
-                if needs {
-                    if !on_screen(socket).contains(&pane) {
-                        mark(socket, &pane, &c);
-                        refresh(socket);
-                        let r = w.report(i, &c, false);
-                        tell(socket, &opts, &r, &c);
-                    }
-                } else if matches!(c.what, What::State(State::Working | State::Quiet)) {
+                if is_need(&c) {
+                    needs(socket, &w, i, &pane, &c, &opts);
+                } else if matches!(c.what, What::State(State::Working | State::Quiet))
+                    && mark_of(socket, &pane).is_some()
+                {
                     unmark(socket, &[pane]);
                     refresh(socket);
                 }
             }
             Event::Gone(i) => {
-                let pane = w.entries[i].row.pane_id.clone();
-                unmark(socket, &[pane]);
-                refresh(socket);
+                // A closed pane's marks went with it; a dead one keeps
+                // its mark (it is there to go to: its change marked it).
+                if w.entries[i]
+                    .status()
+                    .is_none_or(|s| s.reason != "pane_dead")
+                {
+                    refresh(socket);
+                }
                 // The sessions watched are gone (with every session, a new
                 // one may come).
                 if !every && w.entries.iter().all(|e| e.gone) {
                     return Ok(());
                 }
             }
+            Event::Armed(i) => {
+                // A pane that came back (respawned): its exit is over.
+                let e = &w.entries[i];
+                if e.late
+                    && let Some((m, _)) = mark_of(socket, &e.row.pane_id)
+                    && m == What::State(State::Exited).as_str()
+                {
+                    unmark(socket, &[e.row.pane_id.clone()]);
+                    refresh(socket);
+                }
+            }
             Event::AllArmed => {
                 socket.run(["set-option", "-gq", SCOPE, sig])?;
             }
-            Event::Armed(_) => {}
         }
     }
 }
 
-/// The active pane of every attached client's window: on a person's
-/// screen.
-fn on_screen(socket: &Socket) -> Vec<String> {
-    socket
-        .run(["list-clients", "-F", "#{?client_control_mode,,#{pane_id}}"])
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| p.starts_with('%'))
-        .collect()
-}
-
-fn mark(socket: &Socket, pane: &str, c: &Change) {
-    let mut what = c.what.as_str().to_owned();
-    if let Some(q) = c.status.question.as_ref().or(c.line.as_ref()) {
-        what.push_str(": ");
-        what.push_str(q);
-    }
-    let since = format!("{:.3}", super::pane::now_secs());
-    let _ = socket.run([
-        "set-option",
-        "-pq",
-        "-t",
-        pane,
-        MARK,
-        c.what.as_str(),
-        ";",
-        "set-option",
-        "-pq",
-        "-t",
-        pane,
-        SINCE,
-        &since,
-        ";",
-        "set-option",
-        "-pq",
-        "-t",
-        pane,
-        WHAT,
-        &what,
-    ]);
-}
-
-fn unmark(socket: &Socket, panes: &[String]) {
-    let mut args: Vec<String> = Vec::new();
-    for p in panes {
-        for o in [MARK, SINCE, WHAT] {
-            if !args.is_empty() {
-                args.push(";".into());
+/// Pane `i` newly needs someone (`c`): marked and told once; already
+/// marked, only its word changes; under the person's eyes, a question is
+/// held until they leave it.
+fn needs(socket: &Socket, w: &Watch, i: usize, pane: &str, c: &Change, opts: &notify::Options) {
+    let prior = mark_of(socket, pane);
+    let word = c.what.as_str();
+    if on_screen(socket).iter().any(|p| p == pane) {
+        match prior {
+            Some((was, true)) if outlasts_a_visit(word) => {
+                if was != word {
+                    reword(socket, pane, c);
+                }
             }
-            args.extend(["set-option", "-pqu", "-t", p, o].map(String::from));
+            None if outlasts_a_visit(word) => {
+                mark(socket, pane, c, true);
+                refresh(socket);
+            }
+            // Seen: what it held before is over, and this is no news.
+            Some(_) => {
+                unmark(socket, &[pane.to_owned()]);
+                refresh(socket);
+            }
+            None => {}
         }
+        return;
     }
-    if !args.is_empty() {
-        let _ = socket.run(&args);
-    }
-}
-
-/// A marked pane, as the options say.
-#[derive(Debug, Clone)]
-struct Marked {
-    pane: String,
-    window: String,
-    mark: String,
-    since: f64,
-    what: String,
-    place: String,
-}
-
-const MARKED_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{@tmux-wait-attention-mark}\t#{@tmux-wait-attention-since}\t#{@tmux-wait-attention-what}\t#{session_name}:#{window_index}";
-
-/// Every marked pane, the longest waiting first.
-fn marked(socket: &Socket) -> Vec<Marked> {
-    let mut out: Vec<Marked> = Vec::new();
-    for l in socket
-        .run(["list-panes", "-a", "-F", MARKED_FORMAT])
-        .unwrap_or_default()
-    {
-        let f: Vec<&str> = l.splitn(6, '\t').collect();
-        if f.len() < 6 || f[2].is_empty() || out.iter().any(|m| m.pane == f[0]) {
-            continue;
-        }
-        out.push(Marked {
-            pane: f[0].to_owned(),
-            window: f[1].to_owned(),
-            mark: f[2].to_owned(),
-            since: f[3].parse().unwrap_or(0.0),
-            what: f[4].to_owned(),
-            place: f[5].to_owned(),
-        });
-    }
-    out.sort_by(|a, b| a.since.total_cmp(&b.since));
-    out
-}
-
-/// Push the segment and the windows' marks from the panes' marks.
-fn refresh(socket: &Socket) {
-    let m = marked(socket);
-    let icon = match option(socket, ICON) {
-        i if i.is_empty() => "⚑".to_owned(),
-        i => i,
-    };
-    let segment = match m.first() {
-        None => String::new(),
-        Some(first) => format_safe(
-            &format!("{icon}{} {} {}", m.len(), first.place, first.mark),
-            80,
-        ),
-    };
-    let mut args: Vec<String> = ["set-option", "-gq", STATUS, &segment]
-        .map(String::from)
-        .to_vec();
-    let windows = socket
-        .run([
-            "list-windows",
-            "-a",
-            "-F",
-            &format!("#{{window_id}}\t#{{{WINDOW}}}"),
-        ])
-        .unwrap_or_default();
-    let mut seen: Vec<&str> = Vec::new();
-    for l in &windows {
-        let (w, cur) = l.split_once('\t').unwrap_or((l.as_str(), ""));
-        if seen.contains(&w) {
-            continue;
-        }
-        seen.push(w);
-        let want = m
-            .iter()
-            .find(|x| x.window == w)
-            .map(|x| x.mark.clone())
-            .unwrap_or_default();
-        if want != cur {
-            args.push(";".into());
-            if want.is_empty() {
-                args.extend(["set-option", "-wqu", "-t", w, WINDOW].map(String::from));
-            } else {
-                args.extend(["set-option", "-wq", "-t", w, WINDOW, &want].map(String::from));
+    match prior {
+        Some((was, _)) => {
+            if was != word {
+                reword(socket, pane, c);
+                refresh(socket);
             }
         }
-    }
-    let _ = socket.run(&args);
-}
-
-/// A notification for a change, as the options say (the bell rings on
-/// the clients' terminals: one written into the pane would be seen as the
-/// pane's own bell).
-fn tell(socket: &Socket, opts: &notify::Options, r: &super::PaneReport, c: &Change) {
-    let mut text = format!(
-        "tmux-wait {} {}:{} ({}) {}",
-        opts_icon(socket),
-        r.session,
-        r.window,
-        r.pane_id,
-        r.state
-    );
-    if let Some(q) = r.question.as_ref().or(r.line.as_ref()) {
-        text.push_str(": ");
-        text.push_str(q);
-    } else if let Some(cmd) = &r.command {
-        text.push_str(&format!(" ({cmd})"));
-    }
-    let env = [
-        ("TMUX_WAIT_PANE", r.pane_id.clone()),
-        ("TMUX_WAIT_OUTCOME", "attention".to_owned()),
-        ("TMUX_WAIT_LABEL", r.state.to_owned()),
-        ("TMUX_WAIT_OK", "1".to_owned()),
-        ("TMUX_WAIT_LINE", r.question.clone().unwrap_or_default()),
-        (
-            "TMUX_WAIT_EXIT_STATUS",
-            c.status
-                .exit_status
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-        ),
-        ("TMUX_WAIT_ID", String::new()),
-        ("TMUX_WAIT_ELAPSED", String::new()),
-        ("TMUX_WAIT_CHANNEL", String::new()),
-    ];
-    let mut o = opts.clone();
-    o.bell = false;
-    notify::tell(socket, &o, &text, "", &env);
-    if opts.bell {
-        for tty in socket
-            .run([
-                "list-clients",
-                "-F",
-                "#{?client_control_mode,,#{client_tty}}",
-            ])
-            .unwrap_or_default()
-        {
-            notify::ring_bell(&tty);
+        None => {
+            mark(socket, pane, c, false);
+            refresh(socket);
+            let r = w.report(i, c, false);
+            tell::tell(socket, opts, &r, c);
         }
-    }
-}
-
-fn opts_icon(socket: &Socket) -> String {
-    match option(socket, ICON) {
-        i if i.is_empty() => "⚑".to_owned(),
-        i => i,
     }
 }
 
 fn say(socket: &Socket, text: &str) {
-    let _ = socket.run(["display-message", &format_safe(text, 300)]);
-}
-
-/// `attention visit`: the marks of the panes on the clients' screens go.
-pub fn visit(socket: &Socket) -> Result<()> {
-    let seen = on_screen(socket);
-    let m: Vec<String> = marked(socket)
-        .into_iter()
-        .filter(|x| seen.contains(&x.pane))
-        .map(|x| x.pane)
-        .collect();
-    if !m.is_empty() {
-        unmark(socket, &m);
-        refresh(socket);
-    }
-    Ok(())
+    let _ = socket.run(["display-message", &message_safe(text, 300)]);
 }
 
 /// `attention next`: move the client to the pane that has waited longest
-/// (not the one it shows).
+/// (not the one it shows), or say that none needs anyone.
 pub fn next(socket: &Socket, client: Option<&str>) -> Result<()> {
-    // The pane the client shows (list-clients: tmux 3.2a's display-message
-    // takes no client with -p).
-    let here = match client {
-        Some(c) => socket
-            .run(["list-clients", "-F", "#{client_name}\t#{pane_id}"])?
-            .iter()
-            .find_map(|l| l.strip_prefix(&format!("{c}\t")).map(str::to_owned))
-            .unwrap_or_default(),
-        None => socket
-            .run(["display-message", "-p", "#{pane_id}"])?
-            .first()
-            .cloned()
-            .unwrap_or_default(),
-    };
-    let Some(to) = marked(socket).into_iter().find(|m| m.pane != here) else {
+    if !marks::next(socket, client)? {
         tell_client(socket, client, "tmux-wait: no pane needs you");
-        return Ok(());
-    };
-    let mut args: Vec<String> = vec!["switch-client".into()];
-    if let Some(c) = client {
-        args.extend(["-c".into(), c.to_owned()]);
     }
-    args.extend(["-t".into(), to.pane.clone()]);
-    args.extend(
-        [
-            ";",
-            "select-window",
-            "-t",
-            &to.pane,
-            ";",
-            "select-pane",
-            "-t",
-            &to.pane,
-        ]
-        .map(String::from),
-    );
-    socket.run(&args)?;
-    unmark(socket, &[to.pane]);
-    refresh(socket);
     Ok(())
-}
-
-/// The menu's items: one per marked pane (its name, and the tmux command
-/// that goes there). Names are data: `#` doubled.
-pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
-    marked(socket)
-        .into_iter()
-        .map(|m| {
-            let name = format_safe(&format!("go to {} {} {}", m.pane, m.place, m.what), 60);
-            let p = quote(&m.pane);
-            let cmd = format!("switch-client -t {p} ; select-window -t {p} ; select-pane -t {p}");
-            (name, cmd)
-        })
-        .collect()
-}
-
-/// Attention is off everywhere: no marks, no segment, no hooks of ours.
-fn clear_all(socket: &Socket) {
-    let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
-    unmark(socket, &panes);
-    refresh(socket);
-    remove_hooks(socket);
-}
-
-/// Attention went off for one session: its panes' marks go.
-fn clear_session(socket: &Socket, session: &str) {
-    let panes: Vec<String> = socket
-        .run(["list-panes", "-s", "-t", session, "-F", "#{pane_id}"])
-        .unwrap_or_default();
-    unmark(socket, &panes);
-    refresh(socket);
 }
 
 #[cfg(test)]

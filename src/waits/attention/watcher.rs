@@ -228,7 +228,7 @@ impl Watch {
     fn add(&mut self, row: Row, late: bool) {
         let info = row.info(self.version);
         let e = Entry {
-            pane: PaneWatch::new(info),
+            pane: PaneWatch::new(info, late),
             row,
             gone: false,
             late,

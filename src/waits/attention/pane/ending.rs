@@ -110,7 +110,9 @@ impl PaneWatch {
                 )));
             }
             PaneNow::Alive if now - since >= EXIT_NOTICE => self.exit_check = None,
-            _ => self.exit_check = Some((since, now + EXIT_POLL)),
+            // (Asked less often the longer it takes: a few dozen times
+            // in all.)
+            _ => self.exit_check = Some((since, now + EXIT_POLL.max((now - since) / 4))),
         }
     }
 

@@ -1,0 +1,366 @@
+//! The marks, as tmux's own options hold them, so that the key, the menu
+//! and the hooks read and clear them without talking to the watching
+//! process:
+//!
+//! - pane options `@tmux-wait-attention-mark` (the state or event),
+//!   `-since` (when the need began) and `-what` (with the question, for
+//!   the menu); `-held` while the need began under a person's eyes and
+//!   they have not left the pane yet (not counted, not shown);
+//! - the window option `@tmux-wait-attention-window` (the mark of the
+//!   window's longest-waiting pane);
+//! - the global `@tmux_wait_attention` (the segment) and
+//!   `@tmux-wait-attention-visit` (some pane is marked or held: the visit
+//!   hooks start a process only then).
+//!
+//! "On a person's screen" is the active pane of the window an attached
+//! client shows: a pane beside it in a split may be out of the person's
+//! sight, and is marked.
+
+use super::super::machine::{Change, State, What};
+use super::{ICON, option};
+use crate::notify::format_safe;
+use crate::tmux::Socket;
+use crate::tmux::protocol::quote;
+
+pub(super) const MARK: &str = "@tmux-wait-attention-mark";
+const SINCE: &str = "@tmux-wait-attention-since";
+const WHAT: &str = "@tmux-wait-attention-what";
+const HELD: &str = "@tmux-wait-attention-held";
+/// The window option for `window-status-format`.
+pub const WINDOW: &str = "@tmux-wait-attention-window";
+/// The segment `#{tmux_wait_attention}` shows.
+pub const STATUS: &str = "@tmux_wait_attention";
+/// Set while some pane is marked or held: the visit hooks run only then.
+pub(super) const VISIT: &str = "@tmux-wait-attention-visit";
+
+/// A marked (or held) pane, as the options say.
+#[derive(Debug, Clone)]
+pub(super) struct Marked {
+    pub pane: String,
+    window: String,
+    pub mark: String,
+    since: f64,
+    what: String,
+    place: String,
+    /// The need began on a person's screen; it counts once they leave.
+    pub held: bool,
+}
+
+const MARKED_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{@tmux-wait-attention-mark}\t#{@tmux-wait-attention-since}\t#{@tmux-wait-attention-held}\t#{session_name}:#{window_index}\t#{@tmux-wait-attention-what}";
+
+/// Every marked or held pane, the longest waiting first.
+pub(super) fn marked(socket: &Socket) -> Vec<Marked> {
+    let mut out: Vec<Marked> = Vec::new();
+    for l in socket
+        .run(["list-panes", "-a", "-F", MARKED_FORMAT])
+        .unwrap_or_default()
+    {
+        let f: Vec<&str> = l.splitn(7, '\t').collect();
+        if f.len() < 7 || f[2].is_empty() || out.iter().any(|m| m.pane == f[0]) {
+            continue;
+        }
+        out.push(Marked {
+            pane: f[0].to_owned(),
+            window: f[1].to_owned(),
+            mark: f[2].to_owned(),
+            since: f[3].parse().unwrap_or(0.0),
+            held: !f[4].is_empty(),
+            place: f[5].to_owned(),
+            what: f[6].to_owned(),
+        });
+    }
+    out.sort_by(|a, b| a.since.total_cmp(&b.since));
+    out
+}
+
+/// The mark a pane has now (and whether it is held), if any.
+pub(super) fn mark_of(socket: &Socket, pane: &str) -> Option<(String, bool)> {
+    let line = socket
+        .run([
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            &format!("#{{pane_id}}\t#{{{MARK}}}\t#{{{HELD}}}"),
+        ])
+        .ok()?
+        .into_iter()
+        .next()?;
+    let f: Vec<&str> = line.splitn(3, '\t').collect();
+    (f.len() == 3 && f[0] == pane && !f[1].is_empty()).then(|| (f[1].to_owned(), !f[2].is_empty()))
+}
+
+/// The menu's words for a change: the state or event, and the question.
+fn what_of(c: &Change) -> String {
+    let mut what = c.what.as_str().to_owned();
+    if let Some(q) = c.status.question.as_ref().or(c.line.as_ref()) {
+        what.push_str(": ");
+        what.push_str(q);
+    }
+    what
+}
+
+/// Mark `pane` for `c`, as of now; `held`: the person sees it now.
+pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) {
+    let since = format!("{:.3}", super::super::pane::now_secs());
+    let what = what_of(c);
+    let mut args: Vec<&str> = vec![
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        MARK,
+        c.what.as_str(),
+        ";",
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        SINCE,
+        &since,
+        ";",
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        WHAT,
+        &what,
+        ";",
+        "set-option",
+        "-pq",
+    ];
+    if held {
+        args.extend(["-t", pane, HELD, "1"]);
+    } else {
+        args.extend(["-u", "-t", pane, HELD]);
+    }
+    let _ = socket.run(&args);
+}
+
+/// A marked pane's need changed its word (asking, then exited): the mark
+/// says so; when it began, and whether it was told, stay.
+pub(super) fn reword(socket: &Socket, pane: &str, c: &Change) {
+    let what = what_of(c);
+    let _ = socket.run([
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        MARK,
+        c.what.as_str(),
+        ";",
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        WHAT,
+        &what,
+    ]);
+}
+
+pub(super) fn unmark(socket: &Socket, panes: &[String]) {
+    let mut args: Vec<String> = Vec::new();
+    for p in panes {
+        for o in [MARK, SINCE, WHAT, HELD] {
+            if !args.is_empty() {
+                args.push(";".into());
+            }
+            args.extend(["set-option", "-pqu", "-t", p, o].map(String::from));
+        }
+    }
+    if !args.is_empty() {
+        let _ = socket.run(&args);
+    }
+}
+
+/// Held back, or let go: `pane`'s mark counts once `held` is false.
+fn hold(socket: &Socket, pane: &str, held: bool) {
+    let args: Vec<&str> = if held {
+        vec!["set-option", "-pq", "-t", pane, HELD, "1"]
+    } else {
+        vec!["set-option", "-pqu", "-t", pane, HELD]
+    };
+    let _ = socket.run(&args);
+}
+
+/// The active pane of every attached client's window: on a person's
+/// screen.
+pub(super) fn on_screen(socket: &Socket) -> Vec<String> {
+    socket
+        .run(["list-clients", "-F", "#{?client_control_mode,,#{pane_id}}"])
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.starts_with('%'))
+        .collect()
+}
+
+/// Whether a need stays once the person has seen it: a question does,
+/// until it is answered; a prompt back, an exit or a bell, once seen, is
+/// news no more.
+pub(super) fn outlasts_a_visit(mark: &str) -> bool {
+    mark == What::State(State::Asking).as_str()
+}
+
+/// Push the segment, the windows' marks and the hooks' flag from the
+/// panes' marks.
+pub(super) fn refresh(socket: &Socket) {
+    let all = marked(socket);
+    let m: Vec<&Marked> = all.iter().filter(|x| !x.held).collect();
+    let icon = match option(socket, ICON) {
+        i if i.is_empty() => "⚑".to_owned(),
+        i => i,
+    };
+    let segment = match m.first() {
+        None => String::new(),
+        Some(first) => format_safe(
+            &format!("{icon}{} {} {}", m.len(), first.place, first.mark),
+            80,
+        ),
+    };
+    let mut args: Vec<String> = ["set-option", "-gq", STATUS, &segment]
+        .map(String::from)
+        .to_vec();
+    args.push(";".into());
+    if all.is_empty() {
+        args.extend(["set-option", "-gqu", VISIT].map(String::from));
+    } else {
+        args.extend(["set-option", "-gq", VISIT, "1"].map(String::from));
+    }
+    let windows = socket
+        .run([
+            "list-windows",
+            "-a",
+            "-F",
+            &format!("#{{window_id}}\t#{{{WINDOW}}}"),
+        ])
+        .unwrap_or_default();
+    let mut seen: Vec<&str> = Vec::new();
+    for l in &windows {
+        let (w, cur) = l.split_once('\t').unwrap_or((l.as_str(), ""));
+        if seen.contains(&w) {
+            continue;
+        }
+        seen.push(w);
+        let want = m
+            .iter()
+            .find(|x| x.window == w)
+            .map(|x| x.mark.clone())
+            .unwrap_or_default();
+        if want != cur {
+            args.push(";".into());
+            if want.is_empty() {
+                args.extend(["set-option", "-wqu", "-t", w, WINDOW].map(String::from));
+            } else {
+                args.extend(["set-option", "-wq", "-t", w, WINDOW, &want].map(String::from));
+            }
+        }
+    }
+    let _ = socket.run(&args);
+}
+
+/// `attention visit`: the person's screens changed. A mark on a pane now
+/// on a screen goes (a question's is held until they leave it
+/// unanswered); a held mark on a pane no longer on any screen counts.
+pub fn visit(socket: &Socket) -> crate::error::Result<()> {
+    let seen = on_screen(socket);
+    let mut gone = Vec::new();
+    let mut changed = false;
+    for m in marked(socket) {
+        let here = seen.contains(&m.pane);
+        match (here, m.held) {
+            (true, false) if outlasts_a_visit(&m.mark) => hold(socket, &m.pane, true),
+            (true, false) => gone.push(m.pane),
+            (false, true) => hold(socket, &m.pane, false),
+            _ => continue,
+        }
+        changed = true;
+    }
+    unmark(socket, &gone);
+    if changed {
+        refresh(socket);
+    }
+    Ok(())
+}
+
+/// The pane the client shows (list-clients: tmux 3.2a's display-message
+/// takes no client with -p).
+fn shown(socket: &Socket, client: Option<&str>) -> crate::error::Result<String> {
+    Ok(match client {
+        Some(c) => socket
+            .run(["list-clients", "-F", "#{client_name}\t#{pane_id}"])?
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{c}\t")).map(str::to_owned))
+            .unwrap_or_default(),
+        None => socket
+            .run(["display-message", "-p", "#{pane_id}"])?
+            .first()
+            .cloned()
+            .unwrap_or_default(),
+    })
+}
+
+/// `attention next`: move the client to the pane that has waited longest
+/// (not the one it shows). Returns false when no pane needs anyone.
+pub(super) fn next(socket: &Socket, client: Option<&str>) -> crate::error::Result<bool> {
+    let here = shown(socket, client)?;
+    let Some(to) = marked(socket)
+        .into_iter()
+        .find(|m| m.pane != here && !m.held)
+    else {
+        return Ok(false);
+    };
+    let mut args: Vec<String> = vec!["switch-client".into()];
+    if let Some(c) = client {
+        args.extend(["-c".into(), c.to_owned()]);
+    }
+    args.extend(["-t".into(), to.pane.clone()]);
+    args.extend(
+        [
+            ";",
+            "select-window",
+            "-t",
+            &to.pane,
+            ";",
+            "select-pane",
+            "-t",
+            &to.pane,
+        ]
+        .map(String::from),
+    );
+    socket.run(&args)?;
+    // (The hooks see the move too; this is for a server whose hooks
+    // were dropped, and says it at once.)
+    visit(socket)?;
+    Ok(true)
+}
+
+/// The menu's items: one per marked pane (its name, and the tmux command
+/// that goes there). Names are data: `#` doubled.
+pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
+    marked(socket)
+        .into_iter()
+        .filter(|m| !m.held)
+        .map(|m| {
+            let name = format_safe(&format!("go to {} {} {}", m.pane, m.place, m.what), 60);
+            let p = quote(&m.pane);
+            let cmd = format!("switch-client -t {p} ; select-window -t {p} ; select-pane -t {p}");
+            (name, cmd)
+        })
+        .collect()
+}
+
+/// Every mark goes.
+pub(super) fn clear_all(socket: &Socket) {
+    let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
+    unmark(socket, &panes);
+    refresh(socket);
+}
+
+/// Attention went off for one session: its panes' marks go.
+pub(super) fn clear_session(socket: &Socket, session: &str) {
+    let panes: Vec<String> = socket
+        .run(["list-panes", "-s", "-t", session, "-F", "#{pane_id}"])
+        .unwrap_or_default();
+    unmark(socket, &panes);
+    refresh(socket);
+}
