@@ -8,17 +8,49 @@
 
 use crate::sys::procfs;
 use crate::sys::tty::{self, Mode};
+use crate::sys::waiting::{self, Wait};
 
 pub use crate::sys::procfs::available as proc_available;
 pub use crate::sys::tty::width as tty_width;
 
+/// A shell's line editor reads in the pane: the pane's program is a shell
+/// (or a terminal to another machine's: its echo comes as a shell's), it
+/// is the foreground, and the terminal is raw. A REPL or an editor that
+/// owns its pane reads raw in the foreground too, and is none.
 pub fn line_editor_active(pane_pid: u32, tty: &str) -> bool {
     if let Some(fg) = foreground_group(pane_pid)
         && fg != pane_pid
     {
         return false;
     }
+    let own = program_name(pane_pid);
+    if own.is_some_and(|n| !is_shell(&n) && !REMOTE.contains(&n.as_str())) {
+        return false;
+    }
     tty::mode(tty) == Some(Mode::Raw)
+}
+
+/// Shells, by program name. A shell is a shell by what it is, not by
+/// being a pane's first process.
+pub const SHELLS: [&str; 14] = [
+    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "busybox", "fish", "tcsh", "csh",
+    "nu", "xonsh",
+];
+
+/// Programs that are a terminal to another machine's shell: there the
+/// stream's prompt marks (bracketed paste on) are that shell's prompt.
+pub const REMOTE: [&str; 7] = [
+    "ssh",
+    "mosh-client",
+    "telnet",
+    "et",
+    "docker",
+    "podman",
+    "kubectl",
+];
+
+pub fn is_shell(name: &str) -> bool {
+    SHELLS.contains(&name)
 }
 
 /// What the pane's terminal waits for, now.
@@ -30,8 +62,10 @@ pub enum Reads {
     /// the terminal; `hidden`: without echo (a password).
     Line { hidden: bool },
     /// A program other than the shell reads key by key (a REPL's line
-    /// editor, a full-screen program) and is asleep.
-    Keys,
+    /// editor, a full-screen program) and is asleep. `timed`: its wait
+    /// ends on its own (a poll with a timeout, or one whose timeout cannot
+    /// be seen): it may be a live display that redraws on a timer (top).
+    Keys { timed: bool },
     /// Nobody reads: a command runs.
     Nothing,
     /// `/proc` cannot say.
@@ -71,8 +105,9 @@ fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
     let Some(fg) = foreground_group(pane_pid) else {
         return (Reads::Unknown, None);
     };
+    let own_shell = || program_name(pane_pid).is_some_and(|n| is_shell(&n));
     match mode {
-        Mode::Raw if fg == pane_pid => (Reads::Prompt, Some(fg)),
+        Mode::Raw if fg == pane_pid && own_shell() => (Reads::Prompt, Some(fg)),
         Mode::Raw => {
             // The group's leader may be gone while the rest runs on: in
             // `seq 100 | less` the leader is seq, the reader less (last).
@@ -87,21 +122,19 @@ fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
             if live.iter().any(|(_, st)| *st == 'R' || *st == 'D') {
                 return (Reads::Nothing, None);
             }
-            // The leader when it lives (the program, as its own execs
-            // left it), else the last (a pipeline's reader).
-            let leader = live.iter().find(|(p, st)| *p == fg && *st == 'S');
-            match leader.or_else(|| live.iter().rev().find(|(_, st)| *st == 'S')) {
-                Some((pid, _)) => (Reads::Keys, Some(*pid)),
-                None => (Reads::Nothing, None),
-            }
+            key_reader(&live, fg, tty)
         }
-        Mode::Canonical | Mode::Hidden => {
+        Mode::Canonical | Mode::Hidden | Mode::Other => {
             let hidden = mode == Mode::Hidden;
             let mut unknown = false;
-            for pid in foreground_members(pane_pid, fg) {
+            let members = foreground_members(pane_pid, fg);
+            for &pid in &members {
                 match procfs::reading_tty(pid, tty) {
                     Some(Some(read)) => {
-                        let r = if pid == pane_pid && !hidden && shell_command_line(pid, read) {
+                        let r = if pid == pane_pid
+                            && mode == Mode::Canonical
+                            && shell_command_line(pid, read)
+                        {
                             Reads::Prompt
                         } else {
                             Reads::Line { hidden }
@@ -112,6 +145,15 @@ fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
                     None => unknown = true,
                 }
             }
+            // Echo off while lines are read, the foreground asleep, and the
+            // reader out of sight: a password asked by a program whose
+            // calls the kernel does not show us (sudo to its own user) or
+            // that reads from outside the pane's processes (gpg's
+            // pinentry, started by its agent). No program was seen to turn
+            // echo off for anything else.
+            if hidden && all_asleep(&members) {
+                return (Reads::Line { hidden: true }, Some(fg));
+            }
             (
                 if unknown {
                     Reads::Unknown
@@ -121,7 +163,48 @@ fn reads_in(pane_pid: u32, tty: &str, mode: Mode) -> (Reads, Option<u32>) {
                 None,
             )
         }
-        Mode::Other => (Reads::Nothing, None),
+    }
+}
+
+/// Every process of the foreground is asleep (none running, none gone).
+fn all_asleep(members: &[u32]) -> bool {
+    !members.is_empty()
+        && members
+            .iter()
+            .all(|&p| procfs::stat(p).is_some_and(|s| s.state == 'S'))
+}
+
+/// A raw terminal and the foreground group asleep (`live`, its leader
+/// `fg`): who waits for a key, and whether its wait ends on a timer. A
+/// group none of whose processes reads or polls the terminal waits for no
+/// key (watch and `less +F` sleep between redraws): a command runs.
+fn key_reader(live: &[(u32, char)], fg: u32, tty: &str) -> (Reads, Option<u32>) {
+    let mut best: Option<(Wait, u32)> = None;
+    let mut unknown = false;
+    for &(pid, _) in live {
+        match waiting::waits(pid, tty) {
+            Some(w) => {
+                // The leader first among equals (the program, as its own
+                // execs left it), else the last (a pipeline's reader).
+                if best.is_none_or(|(b, p)| w > b || (w == b && p != fg)) {
+                    best = Some((w, pid));
+                }
+            }
+            None => unknown = true,
+        }
+    }
+    match best {
+        Some((Wait::ReadsTty | Wait::PollsForever, pid)) => {
+            (Reads::Keys { timed: false }, Some(pid))
+        }
+        Some((Wait::PollsTimed, pid)) => (Reads::Keys { timed: true }, Some(pid)),
+        // Unseen: as before the kernel could say, a key reader that may
+        // redraw.
+        _ if unknown => {
+            let leader = live.iter().find(|(p, _)| *p == fg).or(live.last());
+            (Reads::Keys { timed: true }, leader.map(|(p, _)| *p))
+        }
+        _ => (Reads::Nothing, None),
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod fds;
 pub mod procfs;
 pub mod tty;
+pub mod waiting;
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;

@@ -45,6 +45,8 @@ pub struct Stat {
     pub ppid: u32,
     pub pgrp: u32,
     pub session: u32,
+    /// The process's controlling terminal, as a device number (0: none).
+    pub tty_nr: u64,
     /// The foreground process group of the process's terminal (0 or below:
     /// none).
     pub tpgid: i64,
@@ -82,7 +84,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     let ppid = f.next()?.parse().ok()?;
     let pgrp = f.next()?.parse().ok()?;
     let session = f.next()?.parse().ok()?;
-    let _tty_nr = f.next()?;
+    let tty_nr = f.next()?.parse::<i64>().ok()?;
     let tpgid = f.next()?.parse().ok()?;
     let flags = f.next()?.parse().ok()?;
     let start_ticks = f.nth(12)?.parse().ok()?;
@@ -91,6 +93,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         ppid,
         pgrp,
         session,
+        tty_nr: u64::try_from(tty_nr).unwrap_or(0),
         tpgid,
         flags,
         start_ticks,
@@ -207,10 +210,15 @@ pub fn exists(pid: u32) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Syscall {
     pub nr: i64,
-    /// Its first and third arguments (for `read`: the descriptor and how
-    /// many bytes it asked for).
-    pub arg0: u64,
-    pub arg2: Option<u64>,
+    /// Its arguments (for `read`: the descriptor, the buffer and how many
+    /// bytes it asked for); those the line does not show are None.
+    pub args: [Option<u64>; 6],
+}
+
+impl Syscall {
+    pub fn arg(&self, i: usize) -> Option<u64> {
+        self.args.get(i).copied().flatten()
+    }
 }
 
 /// The call a process is blocked in. None where `/proc/PID/syscall`
@@ -230,9 +238,12 @@ pub fn parse_syscall(text: &str) -> Option<Syscall> {
     let hex = |a: &str| u64::from_str_radix(a.strip_prefix("0x").unwrap_or(a), 16).ok();
     let mut f = text.split_whitespace();
     let nr = f.next()?.parse::<i64>().ok()?;
-    let arg0 = hex(f.next()?)?;
-    let arg2 = f.nth(1).and_then(hex);
-    Some(Syscall { nr, arg0, arg2 })
+    let mut args = [None; 6];
+    for a in &mut args {
+        *a = f.next().and_then(hex);
+    }
+    args[0]?;
+    Some(Syscall { nr, args })
 }
 
 /// The number of `read` in `/proc/PID/syscall` (Linux only: elsewhere no
@@ -304,8 +315,10 @@ pub fn tty_read_state(pid: u32, tty: &str) -> Option<ReadState> {
         && let Ok(text) = read(format!("/proc/{pid}/syscall"))
     {
         return Some(match parse_syscall(&text) {
-            Some(sc) if sc.nr == SYS_READ && names_tty(pid, sc.arg0, tty) => {
-                ReadState::Reading(TtyRead { count: sc.arg2 })
+            Some(sc)
+                if sc.nr == SYS_READ && sc.arg(0).is_some_and(|fd| names_tty(pid, fd, tty)) =>
+            {
+                ReadState::Reading(TtyRead { count: sc.arg(2) })
             }
             Some(_) => ReadState::Elsewhere,
             None if text.starts_with("running") => ReadState::Running,
@@ -315,18 +328,48 @@ pub fn tty_read_state(pid: u32, tty: &str) -> Option<ReadState> {
     if st.state == 'R' {
         return Some(ReadState::Running);
     }
+    // (Asleep, and the kernel shows `0` for where: it refuses to say, as
+    // it does for a setuid program such as sudo run by its own user.)
     let w = wchan(pid)?;
     Some(if w == "wait_woken" && names_tty(pid, 0, tty) {
         ReadState::Reading(TtyRead { count: None })
     } else if w == "0" {
-        ReadState::Running
+        return None;
     } else {
         ReadState::Elsewhere
     })
 }
 
-fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {
-    fd_target(pid, fd).is_some_and(|p| p.as_os_str() == tty)
+/// Descriptor `fd` of the process is the terminal `tty`: opened by its
+/// name, or as `/dev/tty` (the process's controlling terminal, which
+/// getpass, git, ssh, sudo and gpg open to ask for a password) when that
+/// terminal is `tty`.
+pub fn names_tty(pid: u32, fd: u64, tty: &str) -> bool {
+    match fd_target(pid, fd) {
+        Some(p) if p.as_os_str() == tty => true,
+        Some(p) if p.as_os_str() == "/dev/tty" => {
+            stat(pid).is_some_and(|s| s.tty_nr != 0 && Some(s.tty_nr) == device_number(tty))
+        }
+        _ => false,
+    }
+}
+
+/// The device number of a terminal (as `/proc/PID/stat` gives a
+/// process's controlling terminal).
+pub fn device_number(tty: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    Some(stat_dev(std::fs::metadata(tty).ok()?.rdev()))
+}
+
+/// A `st_rdev` as `/proc/PID/stat` writes a device number.
+fn stat_dev(rdev: u64) -> u64 {
+    // The kernel's encoding in `stat`: minor's low 8 bits, major, then the
+    // minor's high bits (new_encode_dev).
+    // (glibc's dev_t: major in bits 8-19 and 32-43, minor in 0-7 and
+    // 20-31.)
+    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+    (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)
 }
 
 /// How long ago the process started (None where `/proc` cannot say).
@@ -362,6 +405,7 @@ mod tests {
                 ppid: 1,
                 pgrp: 42,
                 session: 40,
+                tty_nr: 34816,
                 tpgid: 77,
                 flags: 0,
                 start_ticks: 123456
@@ -391,10 +435,23 @@ mod tests {
         assert_eq!(parse_io("rchar: 1\n"), None);
         let read = format!("{} 0x0 0x55 0x2000 0x1 0x7", SYS_READ);
         let sc = parse_syscall(&read).unwrap();
-        assert_eq!((sc.nr, sc.arg0, sc.arg2), (SYS_READ, 0, Some(0x2000)));
+        assert_eq!(
+            (sc.nr, sc.arg(0), sc.arg(2), sc.arg(4)),
+            (SYS_READ, Some(0), Some(0x2000), Some(7))
+        );
         let sc = parse_syscall("270 0xa 0x7ff").unwrap();
-        assert_eq!((sc.nr, sc.arg0, sc.arg2), (270, 10, None));
+        assert_eq!((sc.nr, sc.arg(0), sc.arg(2)), (270, Some(10), None));
         assert_eq!(parse_syscall("running"), None);
+    }
+
+    #[test]
+    fn a_terminals_device_number_as_stat_gives_it() {
+        // /dev/pts/0 and /dev/pts/300 (major 136).
+        assert_eq!(stat_dev((136 << 8) | 0), 34816);
+        assert_eq!(
+            stat_dev((136 << 8) | (300 & 0xff) | ((300 & !0xff) << 12)),
+            34816 + 44 + (256 << 12)
+        );
     }
 
     #[test]

@@ -131,7 +131,10 @@ impl StreamSource {
 /// A program other than the shell reads the pane's terminal key by key
 /// (a REPL's line editor): what it writes after reading keys is echo.
 pub(super) fn raw_reader(pane: &PaneInfo) -> bool {
-    shell::reads(pane.pane_pid, &pane.pane_tty).0 == Reads::Keys
+    matches!(
+        shell::reads(pane.pane_pid, &pane.pane_tty).0,
+        Reads::Keys { .. }
+    )
 }
 
 /// The screen below the cursor's row is blank and that row starts a line

@@ -265,7 +265,10 @@ fn entry_for(pane: &PaneInfo, width: usize, row: String, cursor_x: u32, alt: boo
         alternate_on: alt,
         at_prompt: line_editor_active(pane.pane_pid, &pane.pane_tty),
         kernel_echo: probe.first().kernel_echo == Some(true),
-        raw_reader: shell::reads(pane.pane_pid, &pane.pane_tty).0 == Reads::Keys,
+        raw_reader: matches!(
+            shell::reads(pane.pane_pid, &pane.pane_tty).0,
+            Reads::Keys { .. }
+        ),
     }
 }
 

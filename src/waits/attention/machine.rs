@@ -3,7 +3,7 @@
 //! the looks are taken in `pane`.
 
 use super::profiles::{Profiles, Says};
-use crate::engine::shell::Reads;
+use crate::engine::shell::{self, Reads};
 use regex::Regex;
 use serde::Serialize;
 use std::time::Duration;
@@ -136,7 +136,7 @@ impl Until {
 pub struct Status {
     pub state: State,
     /// Why, in a word: `running`, `command_finished`, `at_prompt`,
-    /// `reads_line`, `reads_password`, `repl_prompt`, `reads_keys`,
+    /// `redrawing`, `reads_line`, `reads_password`, `repl_prompt`, `reads_keys`,
     /// `agent_working`, `agent_question`, `agent_idle`, `no_output`,
     /// `pane_dead`, `pane_closed`.
     pub reason: &'static str,
@@ -181,6 +181,9 @@ pub struct Look {
     pub busy: Option<String>,
     /// Without `/proc`: the shell is in the foreground (tmux says).
     pub shell_fg: Option<bool>,
+    /// The key reader redraws on its own: its output keeps coming, in
+    /// bursts a timer apart (see [`DISPLAY_QUIET`]).
+    pub redrawing: bool,
 }
 
 /// What a look says.
@@ -231,24 +234,12 @@ impl Found {
 /// be written in pieces.
 pub const PROMPT_SETTLE: Duration = Duration::from_millis(15);
 
-/// Shells: a nested one (or one started by `ssh`) at its prompt reads key
-/// by key like any program; it is at a prompt.
-/// Programs that are a terminal to another machine's shell: there the
-/// stream's prompt marks (bracketed paste on) are that shell's prompt.
-const REMOTE: [&str; 7] = [
-    "ssh",
-    "mosh-client",
-    "telnet",
-    "et",
-    "docker",
-    "podman",
-    "kubectl",
-];
-
-const SHELLS: [&str; 14] = [
-    "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "busybox", "fish", "tcsh", "csh",
-    "nu", "xonsh",
-];
+/// A live display (top, htop) is one while it writes at least this often:
+/// a program that waits for keys with a timer and has written nothing for
+/// this long is judged as one that waits for a key, from its screen.
+/// Longer than the redraws of the displays people run (top 1 s, htop
+/// 1.5 s, watch 1 s by default).
+pub const DISPLAY_QUIET: Duration = Duration::from_millis(2500);
 
 /// What `look` says, with the still screen's rows when asked for.
 pub fn judge(
@@ -274,13 +265,13 @@ pub fn judge(
             };
             Verdict::Is(Found::asking(reason, &q, cmd))
         }
-        Some(Reads::Keys) => {
+        Some(Reads::Keys { timed }) => {
             // A nested shell, or one at the end of an ssh, at its prompt:
             // its line editor says so in the stream (a program that only
             // has a shell's name, a script starting up, does not).
             let shell = cmd
                 .as_deref()
-                .is_some_and(|c| SHELLS.contains(&c) || REMOTE.contains(&c));
+                .is_some_and(|c| shell::is_shell(c) || shell::REMOTE.contains(&c));
             if shell && look.editor_reading && !look.alt {
                 return Verdict::Is(Found::new(State::Prompt, "at_prompt", None));
             }
@@ -296,6 +287,12 @@ pub fn judge(
                     return Verdict::Settle(PROMPT_SETTLE);
                 }
                 return Verdict::Is(Found::asking("repl_prompt", line, cmd));
+            }
+            // A live display: it redraws on its own, on a timer (its wait
+            // for a key ends by itself, and it wrote a moment ago), or in
+            // bursts that keep coming.
+            if look.redrawing || (timed && look.still < DISPLAY_QUIET) {
+                return Verdict::Is(Found::new(State::Working, "redrawing", cmd));
             }
             if look.still < still_for {
                 return Verdict::NotStill;
@@ -632,22 +629,25 @@ mod tests {
             None,
         ));
         assert_eq!(f.reason, "reads_password");
-        let f = found(j(&look(Reads::Keys, ">>>", "python3"), None));
+        let f = found(j(
+            &look(Reads::Keys { timed: false }, ">>>", "python3"),
+            None,
+        ));
         assert_eq!((f.state, f.reason), (State::Asking, "repl_prompt"));
-        let mut piece = look(Reads::Keys, ">", "python3");
+        let mut piece = look(Reads::Keys { timed: false }, ">", "python3");
         piece.still = Duration::from_millis(2);
         assert_eq!(j(&piece, None), Verdict::Settle(PROMPT_SETTLE));
         // A nested shell's line editor is a prompt, not a question; a
         // process that only has a shell's name is not.
-        let mut nested = look(Reads::Keys, "$", "bash");
+        let mut nested = look(Reads::Keys { timed: false }, "$", "bash");
         nested.editor_reading = true;
         assert_eq!(found(j(&nested, None)).state, State::Prompt);
-        let mut script = look(Reads::Keys, "", "bash");
+        let mut script = look(Reads::Keys { timed: false }, "", "bash");
         script.still = Duration::ZERO;
         assert_eq!(j(&script, None), Verdict::NotStill);
         // Key by key, not at a REPL prompt: wait for stillness, then the
         // screen decides.
-        let mut l = look(Reads::Keys, "", "less");
+        let mut l = look(Reads::Keys { timed: false }, "", "less");
         l.still = Duration::from_millis(100);
         assert_eq!(j(&l, None), Verdict::NotStill);
         l.still = STILL;
@@ -660,8 +660,21 @@ mod tests {
             (f.state, f.command.as_deref()),
             (State::Working, Some("sleep"))
         );
+        // top polls its terminal a second at a time: while it keeps
+        // writing it is a live display; still for long, the screen says.
+        let mut top = look(Reads::Keys { timed: true }, "", "top");
+        top.still = Duration::from_millis(900);
+        let f = found(j(&top, None));
+        assert_eq!((f.state, f.reason), (State::Working, "redrawing"));
+        top.still = DISPLAY_QUIET;
+        assert_eq!(j(&top, None), Verdict::NeedScreen);
+        // A key waiter with no timer whose output keeps coming in bursts
+        // (top at the end of an ssh): redrawing too.
+        l.still = Duration::from_millis(600);
+        l.redrawing = true;
+        assert_eq!(found(j(&l, None)).reason, "redrawing");
         // An agent's busy text in the stream: working, still or not.
-        let mut l = look(Reads::Keys, "", "node");
+        let mut l = look(Reads::Keys { timed: false }, "", "node");
         l.busy = Some("claude-code".into());
         l.still = Duration::ZERO;
         assert_eq!(found(j(&l, None)).reason, "agent_working");

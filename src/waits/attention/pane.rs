@@ -232,6 +232,7 @@ impl PaneWatch {
                 self.pane = feed.pane.clone();
                 self.bells = 0;
                 self.prompts = 0;
+                self.written = 0;
                 self.timers = Timers::new();
                 self.partial_hit = None;
                 self.source = Source::Stream(feed);
@@ -353,6 +354,7 @@ impl PaneWatch {
         let t = feed.tracker();
         let partial = t.current_output();
         let (bells, prompts) = (t.bells(), t.prompts().0);
+        let written = t.written();
         let keys = self.keys_fg;
         let mut lines: Vec<String> = Vec::new();
         for item in items {
@@ -404,6 +406,10 @@ impl PaneWatch {
         let now = Instant::now();
         if data {
             self.timers.data(now, open);
+            if written != self.written {
+                self.written = written;
+                self.timers.visible(now);
+            }
         }
         // A shell's prompt mark (bracketed paste on, OSC 133): look now;
         // the kernel says whether it is the shell's (a full-screen editor
@@ -431,7 +437,17 @@ impl PaneWatch {
             return;
         }
         self.unknowns = 0;
-        self.keys_fg = look.reads == Some(Reads::Keys);
+        self.keys_fg = matches!(look.reads, Some(Reads::Keys { .. }));
+        if !self.keys_fg {
+            self.timers.forget_redraws();
+        }
+        look.redrawing = if first {
+            // No redraw seen yet: a key reader with a timer that wrote in
+            // the last seconds (tmux says) is taken to be redrawing.
+            look.reads == Some(Reads::Keys { timed: true }) && window_wrote_lately(ctx, &self.pane)
+        } else {
+            self.timers.redrawing(now)
+        };
         look.still = if first || !streamed {
             Duration::MAX
         } else {
@@ -472,7 +488,14 @@ impl PaneWatch {
             return;
         }
         let found = match verdict {
-            Verdict::Is(f) => f,
+            Verdict::Is(f) => {
+                if f.reason == "redrawing" {
+                    // Judged again once it stops redrawing.
+                    let last = if first { now } else { self.timers.last_data };
+                    self.timers.probe = Some(last + super::machine::DISPLAY_QUIET);
+                }
+                f
+            }
             Verdict::NotStill => {
                 self.timers.probe = Some(self.timers.last_data + STILL);
                 // Still asking (a pager redrawing), or a program that
@@ -608,7 +631,7 @@ impl PaneWatch {
                 look.reads = Some(reads);
                 look.command = match reads {
                     Reads::Prompt => None,
-                    Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
+                    Reads::Line { .. } | Reads::Keys { .. } => reader.and_then(shell::program_name),
                     _ => shell::foreground_command(pid).or_else(|| shell::program_name(pid)),
                 };
                 if !streamed {
@@ -673,6 +696,19 @@ fn tmux_line(ctx: &Ctx, pane: &str, format: &str) -> String {
         .ok()
         .and_then(|l| l.into_iter().next())
         .unwrap_or_default()
+}
+
+/// tmux saw output in the pane's window a moment ago (it keeps the time
+/// to the second).
+fn window_wrote_lately(ctx: &Ctx, pane: &PaneInfo) -> bool {
+    let t = tmux_line(ctx, &pane.pane_id, "#{window_activity}");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    t.trim()
+        .parse::<u64>()
+        .is_ok_and(|t| now.saturating_sub(t) < super::machine::DISPLAY_QUIET.as_secs() + 1)
 }
 
 /// The visible screen, row by row.

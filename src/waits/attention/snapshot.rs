@@ -17,7 +17,7 @@ use regex::Regex;
 /// line is still empty.
 const LAG_TRIES: u32 = 5;
 
-const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}";
+const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}\t#{window_activity}";
 
 pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
@@ -51,7 +51,7 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         l.reads = Some(reads);
         l.command = match reads {
             Reads::Prompt => None,
-            Reads::Line { .. } | Reads::Keys => reader.and_then(shell::program_name),
+            Reads::Line { .. } | Reads::Keys { .. } => reader.and_then(shell::program_name),
             _ => shell::foreground_command(r.pane_pid).or_else(|| shell::program_name(r.pane_pid)),
         };
     }
@@ -120,6 +120,12 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     }
     l.line = cursor_row(&replies);
     l.alt = field(2) == "1";
+    // A key reader with a timer that wrote in the last seconds (tmux
+    // keeps the time to the second): a live display.
+    l.redrawing = l.reads == Some(Reads::Keys { timed: true })
+        && field(6)
+            .parse::<f64>()
+            .is_ok_and(|t| now - t < super::machine::DISPLAY_QUIET.as_secs_f64() + 1.0);
     if !shell::proc_available() {
         let shell_name = shell::program_name(r.pane_pid).unwrap_or_default();
         l.shell_fg = Some(field(3) == shell_name);

@@ -86,7 +86,7 @@ impl Follow {
         }
         match self.reads() {
             Reads::Line { .. } => true,
-            Reads::Keys => self.prompt_re().is_match(line),
+            Reads::Keys { .. } => self.prompt_re().is_match(line),
             Reads::Prompt | Reads::Nothing => false,
             Reads::Unknown => self.foreground() != Fg::Shell && self.prompt_re().is_match(line),
         }

@@ -128,7 +128,7 @@ impl Follow {
             saved: crate::state::now_secs(),
             prompt: matches!(
                 self.reads(),
-                Reads::Prompt | Reads::Line { .. } | Reads::Keys
+                Reads::Prompt | Reads::Line { .. } | Reads::Keys { .. }
             ),
             sure,
         }

@@ -1,6 +1,7 @@
 //! A pane's timers: when to look at it next, and why.
 
 use super::*;
+use crate::waits::attention::machine::DISPLAY_QUIET;
 
 #[derive(Debug)]
 pub(super) struct Timers {
@@ -12,7 +13,19 @@ pub(super) struct Timers {
     /// Until when a prompt the kernel sees waits for its mark to come
     /// through the stream (see [`MARK_PATIENCE`]).
     pub(super) mark: Option<Instant>,
+    /// When the last bursts of output that changed the screen began (a
+    /// title set alone changes nothing), the newest last; and when such
+    /// output last came.
+    bursts: Vec<Instant>,
+    last_visible: Option<Instant>,
 }
+
+/// Output that changes the screen after this long without begins a new
+/// burst: a redraw.
+const BURST_GAP: Duration = Duration::from_millis(300);
+/// Redraws in a row, each within [`DISPLAY_QUIET`] of the one before, that
+/// make a live display of a program whatever its wait.
+const REDRAWS: usize = 3;
 
 impl Timers {
     pub(super) fn new() -> Timers {
@@ -23,7 +36,33 @@ impl Timers {
             burst: None,
             quiet: None,
             mark: None,
+            bursts: Vec::new(),
+            last_visible: None,
         }
+    }
+
+    /// Output that changed the screen came now.
+    pub(super) fn visible(&mut self, now: Instant) {
+        if self.last_visible.is_none_or(|t| now - t >= BURST_GAP) {
+            if self.bursts.len() == REDRAWS {
+                self.bursts.remove(0);
+            }
+            self.bursts.push(now);
+        }
+        self.last_visible = Some(now);
+    }
+
+    /// The pane redraws on its own: its last bursts came each within
+    /// [`DISPLAY_QUIET`] of the one before, the last of them lately.
+    pub(super) fn redrawing(&self, now: Instant) -> bool {
+        self.bursts.len() == REDRAWS
+            && self.bursts.windows(2).all(|w| w[1] - w[0] <= DISPLAY_QUIET)
+            && self.last_visible.is_some_and(|t| now - t < DISPLAY_QUIET)
+    }
+
+    /// What redraws were seen no longer count (another program came).
+    pub(super) fn forget_redraws(&mut self) {
+        self.bursts.clear();
     }
 
     /// Output came; `open`: it left a short line open (a question, a
