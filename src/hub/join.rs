@@ -50,7 +50,13 @@ impl JoinPoint {
                     self.line.drain(..r);
                 }
                 _ => {
-                    let cut = self.line.len() - LINE_KEEP;
+                    // Cut where an escape sequence starts, if one does: a
+                    // joiner's parser then starts outside any (a title's
+                    // closing BEL is not taken for a bell).
+                    let mut cut = self.line.len() - LINE_KEEP;
+                    if let Some(e) = memchr::memchr(0x1b, &self.line[cut..]) {
+                        cut += e;
+                    }
                     self.line.drain(..cut);
                     self.whole = false;
                 }
@@ -126,6 +132,14 @@ mod tests {
         j.feed(&[b'y'; 5000]);
         assert!(
             matches!(j.entry(), Entry::Joined { ref line, whole: false, .. } if line.len() == 4096)
+        );
+        // Titles set over and over, no line feed: kept from a sequence's
+        // start.
+        for n in 0..400 {
+            j.feed(format!("\x1b]0;{n} title\x07").as_bytes());
+        }
+        assert!(
+            matches!(j.entry(), Entry::Joined { ref line, .. } if line.starts_with(b"\x1b]0;") && line.len() <= 4096)
         );
     }
 }

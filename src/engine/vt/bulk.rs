@@ -72,7 +72,10 @@ impl LineTracker {
         let mut i = 0;
         while i < data.len() {
             if self.bulk_enabled {
-                i += self.bulk(&data[i..]);
+                let n = self.bulk(&data[i..]);
+                // (Whole lines: the parser stands at a line's start.)
+                self.state.synced |= n > 0;
+                i += n;
             }
             if i == data.len() {
                 break;

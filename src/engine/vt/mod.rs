@@ -266,6 +266,11 @@ struct State {
     /// BELs written outside escape sequences (and not a line editor's
     /// answer to a key: see [`LineTracker::bells`]).
     bells: u64,
+    /// The parser is known to stand where the program's bytes put it: it
+    /// saw the start of a sequence or of a line. Until then a BEL may end
+    /// a title whose start came before the stream (a stream may begin
+    /// inside one), and is no bell.
+    synced: bool,
     /// Characters a program wrote (not echo), the alternate screen's
     /// included: see [`LineTracker::written`].
     written: u64,
@@ -334,6 +339,7 @@ impl LineTracker {
                 prompts: 0,
                 last_status: None,
                 bells: 0,
+                synced: false,
                 written: 0,
                 now: Instant::now(),
                 final_only: false,
@@ -556,6 +562,8 @@ impl LineTracker {
     /// the line keeps its text and the cursor its place, nothing is new.
     pub fn forget(&mut self) {
         let st = &mut self.state;
+        // (The bells of bytes from before the entry rang before it.)
+        st.bells = 0;
         for c in &mut st.cells {
             c.origin = Origin::Old;
             c.fresh = false;
@@ -1044,11 +1052,17 @@ mod tests {
     fn bells_are_counted_outside_escape_sequences() {
         let mut t = LineTracker::new(&entry(80));
         let now = Instant::now();
+        // A stream that begins inside a title: its end is no bell.
+        t.feed(b"12 title\x07", now);
+        assert_eq!(t.bells(), 0);
+        let mut t = LineTracker::new(&entry(80));
         t.feed(b"\x1b]0;title\x07\x1b]133;A\x07done\x07\r\n", now);
         assert_eq!(t.bells(), 1);
         t.feed(b"\x1b[?1049h\x07\x1b[?1049l", now);
         assert_eq!(t.bells(), 2, "a full-screen program rings too");
         let mut t = at_prompt(false);
+        // (A title set first: the parser then knows where it stands.)
+        t.feed_hinted(b"\x1b]0;t\x07", now, hint(false, false, None));
         t.feed_hinted(b"\x07", now, hint(true, true, None));
         assert_eq!(t.bells(), 0, "the line editor's answer to Tab");
         t.feed_hinted(b"\x07", now, hint(false, false, None));

@@ -369,8 +369,10 @@ impl vte::Perform for State {
     }
 
     fn execute(&mut self, byte: u8) {
-        if byte == 0x07 && !self.in_title {
-            self.bell();
+        match byte {
+            0x07 if !self.in_title && self.synced => self.bell(),
+            b'\r' | b'\n' => self.synced = true,
+            _ => {}
         }
         if self.alt || self.in_title {
             return;
@@ -412,6 +414,7 @@ impl vte::Perform for State {
         _ignore: bool,
         action: char,
     ) {
+        self.synced = true;
         if intermediates == b"?" {
             match action {
                 'h' => self.private_mode(params, true),
@@ -493,6 +496,7 @@ impl vte::Perform for State {
     }
 
     fn esc_dispatch(&mut self, intermediates: &[u8], _ignore: bool, byte: u8) {
+        self.synced = true;
         if !intermediates.is_empty() {
             return;
         }
@@ -523,6 +527,7 @@ impl vte::Perform for State {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        self.synced = true;
         if params.first() == Some(&RUN_OSC.as_bytes()) {
             self.run_mark(params);
             return;
