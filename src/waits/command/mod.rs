@@ -452,6 +452,12 @@ impl Follow {
                     if self.lines_closed {
                         continue;
                     }
+                    // A statement typed at a REPL's prompt (`>>> print(1)`):
+                    // neither output nor context. (A command typed at the
+                    // shell's prompt comes back as its line, for context.)
+                    if c.rendered.is_some() && self.prompt_re().is_match(c.text.trim()) {
+                        continue;
+                    }
                     // (Matched without typed echo: a line that is only a
                     // prompt and what was typed at it is no answer.)
                     if !c.prompt && self.until.as_ref().is_some_and(|re| re.is_match(&c.text)) {

@@ -123,6 +123,13 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     let show = f.show.clone();
     for (i, l) in hist.into_iter().enumerate() {
         if i == 0 && typed_at_prompt {
+            // A statement typed at a REPL's prompt is left out; what was
+            // typed at another prompt comes back as its line.
+            let head = rec.as_ref().map_or(0, |r| r.head.0);
+            let prompt: String = l.chars().take(head).collect();
+            if f.prompt_re().is_match(prompt.trim()) {
+                continue;
+            }
             f.echo_lines += 1;
         } else if f.until.as_ref().is_some_and(|re| re.is_match(&l)) {
             f.until_hit = true;
