@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Make sure what tmux-wait needs is installed: tmux and a Rust toolchain
-# (and, for the tests, python3, which one test drives as a REPL, and the
-# shells zsh, dash and fish).
+# (and, for the tests, python3, which one test drives as a REPL, the
+# shells zsh, dash and fish, and the programs the attention tests run).
 # Sourced by scripts/demo and scripts/test. Installs tmux with apt-get when
 # running as root on a Debian-like system; otherwise says what to install.
 
@@ -63,5 +63,18 @@ tw_ensure_test_deps() {
     if [ "${#shells[@]}" -gt 0 ]; then
         tw_apt_install "${shells[@]}" ||
             echo "tmux-wait: the tests for ${shells[*]} will be skipped" >&2
+    fi
+    # The programs people run, as the attention tests run them (each test
+    # whose program is missing is skipped and says so): password prompts
+    # on /dev/tty (ssh-keygen, git, gpg, psql, sudo) and live displays.
+    local programs=() p pkg
+    for p in ssh-keygen:openssh-client git:git gpg:gnupg psql:postgresql-client         sudo:sudo top:procps watch:procps htop:htop less:less; do
+        pkg=${p#*:}
+        command -v "${p%%:*}" >/dev/null 2>&1 || [[ " ${programs[*]} " == *" $pkg "* ]] ||
+            programs+=("$pkg")
+    done
+    if [ "${#programs[@]}" -gt 0 ]; then
+        tw_apt_install "${programs[@]}" ||
+            echo "tmux-wait: the tests for ${programs[*]} will be skipped" >&2
     fi
 }

@@ -99,10 +99,19 @@ fn top_and_watch_for_a_minute_change_nothing_after_their_first_state() {
         .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"])
         .trim()
         .to_owned();
+    let bar = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
     s.wait_for_prompt(&top);
     s.wait_for_prompt(&clock);
+    s.wait_for_prompt(&bar);
     s.type_line(&top, "top -d 1");
     s.type_line(&clock, "watch -n 1 date");
+    s.type_line(
+        &bar,
+        "python3 -c 'import sys,time\nfor i in range(100000): sys.stdout.write(\"\\r[%-20s] %d%%\" % (\"#\" * (i % 20), i % 100)); sys.stdout.flush(); time.sleep(0.1)'",
+    );
     s.wait_until(&top, "top's screen", || {
         s.capture(&top).contains("load average")
     });
@@ -114,6 +123,19 @@ fn top_and_watch_for_a_minute_change_nothing_after_their_first_state() {
     let first = segment(&s);
     let before = told();
     let w0 = cpu_ticks(&watch);
+    // And `any` over the three, for the minute, printing every change.
+    let any = s.start_wait(&[
+        "any",
+        "-t",
+        &top,
+        "-t",
+        &clock,
+        "-t",
+        &bar,
+        "--ndjson",
+        "--timeout",
+        "60",
+    ]);
     let end = Instant::now() + MINUTE;
     let mut seen = vec![first.clone()];
     while Instant::now() < end {
@@ -128,7 +150,18 @@ fn top_and_watch_for_a_minute_change_nothing_after_their_first_state() {
         "top and watch, a minute: the watch used {} ticks; the segment was {first:?}",
         w1 - w0
     );
-    assert_eq!(seen, vec![first], "the segment changed");
+    assert_eq!(seen, vec![first.clone()], "the segment changed");
     assert_eq!(told(), before, "told again");
+    // Live displays need nobody: no mark at all.
+    assert_eq!(first, "", "top, watch or the bar is marked");
+    let any = any.finish(&s);
+    assert_eq!(any.code, Some(1), "{}", any.stdout);
+    let lines: Vec<&str> = any.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "changes printed: {}", any.stdout);
+    assert!(
+        lines[0].contains("\"outcome\":\"timeout\""),
+        "{}",
+        any.stdout
+    );
     assert!(s.capture(&top).contains("load average"));
 }

@@ -28,6 +28,7 @@ mod peer_defects;
 mod plugin;
 mod prompt_output;
 mod readme_examples;
+mod real_programs;
 mod shell_init;
 mod survive;
 mod text_wait;
