@@ -53,9 +53,12 @@ key_options=("$key_text_option" "$key_done_option" "$key_quiet_option" "$key_lis
     "$key_attention_option" "$key_next_option")
 key_defaults=("$key_text_default" "$key_done_default" "$key_quiet_default" "$key_list_default"
     "$key_attention_default" "$key_next_default")
+# What each key does, for the message when its default is taken.
+key_notes=("wait for text" "watch for a command to finish" "watch for a pane to go quiet"
+    "show the menu" "turn attention on or off" "go to the pane that needs you")
 
 # What the load reads from the server (one tmux command, see read_state).
-version="" keys=() existing_aliases="" status_left="" status_right=""
+version="" keys=() existing_aliases="" status_left="" status_right="" said_taken=""
 
 # Read the server's version, the key options, the command aliases,
 # status-left and status-right, in one tmux command. Each value read with
@@ -67,6 +70,7 @@ read_state() {
     for opt in "${key_options[@]}"; do
         cmd+=(\; display-message -p "tmux-wait-key #{$opt}")
     done
+    cmd+=(\; display-message -p "tmux-wait-said #{$said_taken_option}")
     cmd+=(\; display-message -p "tmux-wait-section aliases" \; show-options -gv command-alias)
     for opt in status-left status-right; do
         cmd+=(\; display-message -p "tmux-wait-section $opt" \; show-option -gqv "$opt")
@@ -83,6 +87,7 @@ read_state() {
                         keys[i]=${line#tmux-wait-key }
                         i=$((i + 1))
                         ;;
+                    "tmux-wait-said "*) said_taken=${line#tmux-wait-said } ;;
                     "tmux-wait-section "*) section=${line#tmux-wait-section } ;;
                 esac
                 ;;
@@ -223,8 +228,8 @@ probe_keys() {
 }
 
 main() {
-    local -a apply=() notes=()
-    local i j value opt entry unsupported
+    local -a apply=() notes=() defaulted=()
+    local i j value opt entry unsupported said=""
     if ! read_state; then
         # Older tmux fails in read_state, or the server went away.
         version=$(tmux display-message -p '#{version}' 2>/dev/null) || return 0
@@ -244,12 +249,22 @@ main() {
     fi
     make_commands "$version"
     for i in "${!key_options[@]}"; do
-        [ -n "${keys[i]}" ] || keys[i]=${key_defaults[i]}
+        defaulted[i]=""
+        [ -n "${keys[i]}" ] || { keys[i]=${key_defaults[i]} defaulted[i]=1; }
     done
     probe_keys
     for i in "${!key_options[@]}"; do
         case ${states[i]} in
             bad) notes+=("${key_options[i]}: '${keys[i]}' is not a key tmux knows; nothing bound") ;;
+            taken)
+                # A default key the user bound to something else (C-a as
+                # the prefix with "bind a send-prefix"): said once per
+                # server, so that its command is not silently missing.
+                if [ -n "${defaulted[i]}" ] && [[ " $said_taken " != *" ${names[i]} "* ]]; then
+                    notes+=("prefix ${names[i]} is bound already, so it does not ${key_notes[i]}: set ${key_options[i]} to another key (or to none)")
+                    said+=" ${names[i]}"
+                fi
+                ;;
             free | ours)
                 # Two options on one key: the first has it.
                 for ((j = 0; j < i; j++)); do
@@ -265,6 +280,9 @@ main() {
                 ;;
         esac
     done
+    if [ -n "$said" ]; then
+        apply+=(set-option -gq "$said_taken_option" "${said_taken}${said}" \;)
+    fi
     for entry in "${aliases[@]}"; do
         if [[ $'\n'"$existing_aliases" != *$'\n'"${entry%%=*}="* ]]; then
             apply+=(set-option -ag command-alias "$entry" \;)

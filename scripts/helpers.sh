@@ -31,13 +31,14 @@ tw_targ() {
 }
 
 # A message on each attached client; every # doubled so no text is read as
-# a format. Never fails (the server may be gone, no client attached).
+# a format, every % so none is read as a time conversion. Never fails (the server may be gone, no client attached).
 # tmux 3.2's display-message takes no client (its -c wants no argument, and
 # reads the client name as the message): there it goes to the client tmux
 # picks, the one used last.
 tw_message() {
     local out version client
-    tw_targ "tmux-wait: ${1//#/##}"
+    local text=${1//#/##}
+    tw_targ "tmux-wait: ${text//%/%%}"
     out=$(tmux display-message -p '#{version}' \; \
         list-clients -F '#{?client_control_mode,,#{client_name}}' 2>/dev/null) || return 0
     version=${out%%$'\n'*}

@@ -56,6 +56,9 @@ attention_value="#{@tmux_wait_attention}"
 # The window option a window-status-format can show (set by the helper).
 attention_window_option="@tmux-wait-attention-window"
 
+# The default keys the load said were bound already (said once per server).
+said_taken_option="@tmux-wait-said-taken"
+
 # Said after "wait for text" in the W prompt while the helper builds.
 prompt_note_option="@tmux-wait-prompt-note"
 

@@ -22,6 +22,23 @@ fn client_on(s: &TestServer, person: &OuterClient) -> String {
         .unwrap_or_default()
 }
 
+/// Wait until a notification says what `told` looks for; on the deadline,
+/// fail showing every notification given.
+fn wait_told(s: &TestServer, told: impl Fn(&str) -> bool) {
+    let end = std::time::Instant::now() + DEADLINE;
+    loop {
+        let all = notifications(s);
+        if all.iter().any(|m| told(m)) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "the notification never came; told: {all:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 fn pane_opt(s: &TestServer, pane: &str, name: &str) -> String {
     opt(s, &["-p", "-t", pane, name])
 }
@@ -62,10 +79,8 @@ fn an_exited_pane_is_marked_told_listed_and_jumped_to() {
         "exited"
     );
     person.wait_for_screen("[⚑1 main:1 exited]");
-    s.wait_until(&p, "the notification", || {
-        notifications(&s)
-            .iter()
-            .any(|m| m.contains(&format!("main:1 {p} exited")) && m.contains("exit 3)"))
+    wait_told(&s, |m| {
+        m.contains(&format!("main:1 {p} exited")) && m.contains("exit 3)")
     });
     assert!(
         !notifications(&s).iter().any(|m| m.contains("( %")),
@@ -181,10 +196,8 @@ fn a_question_seen_and_left_unanswered_is_marked_when_the_person_leaves() {
     let beside = s.split();
     ask(&s, &beside, "Ship it? [y/N]");
     s.wait_until(&beside, "the mark", || segment(&s) == "⚑1 main:0 asking");
-    s.wait_until(&beside, "the notification", || {
-        notifications(&s)
-            .iter()
-            .any(|m| m.contains(&format!("main:0 {beside} asking: Ship it? [y/N]")))
+    wait_told(&s, |m| {
+        m.contains(&format!("main:0 {beside} asking: Ship it? [y/N]"))
     });
     drop(other);
 }

@@ -295,20 +295,33 @@ fn logged_messages(s: &TestServer) -> Vec<String> {
 }
 
 /// A load leaves nothing in the server's messages: no "unknown key" for
-/// keys it asks about, no notice; a second load neither. A key option that
-/// is no key says so.
+/// keys it asks about, no notice; a second load neither. A default key
+/// the user bound to something else is said once per server (its command
+/// would otherwise be missing without a word); a key option that is no
+/// key says so.
 #[test]
 fn loading_is_silent() {
     let s = TestServer::new();
     let _client = PtyClient::attach(&s);
     s.tmux(&["bind-key", "-T", "prefix", "Q", "display-message mine"]);
     let entry = root().join("tmux-wait.tmux");
-    let before = logged_messages(&s);
+    let mut before = logged_messages(&s);
     let start = std::time::Instant::now();
     load_as_tpm(&s, &entry, &path_with_helper());
+    let first = logged_messages(&s);
     load_as_tpm(&s, &entry, &path_with_helper());
     let took = start.elapsed();
-    assert_eq!(logged_messages(&s), before, "a load left messages");
+    let said: Vec<&String> = first.iter().filter(|m| !before.contains(m)).collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].contains(
+            "prefix Q is bound already, so it does not watch for a pane to go quiet: \
+             set @tmux-wait-key-quiet to another key (or to none)"
+        ),
+        "{said:?}"
+    );
+    before = first;
+    assert_eq!(logged_messages(&s), before, "a second load left messages");
     let keys = s.tmux(&["list-keys", "-T", "prefix"]);
     assert_eq!(keys.matches("tmux-wait.sh").count(), 5, "{keys}");
     assert!(keys.contains("display-message mine"), "{keys}");
@@ -729,4 +742,37 @@ fn type_and_check(typed: &str) {
     c.args(["cancel", "--all"]);
     assert_eq!(run_bounded(c).code, Some(0));
     s.wait_until(&s.pane, "the watch to end", || watches(&s).is_empty());
+}
+
+/// With C-a as the prefix, `bind a send-prefix` is usual: the jump key's
+/// default is theirs, kept, and said once; set elsewhere, it binds there.
+#[test]
+fn a_c_a_prefix_keeps_its_send_prefix_and_is_told_where_the_jump_went() {
+    let s = TestServer::new();
+    let _client = PtyClient::attach(&s);
+    s.tmux(&["set-option", "-g", "prefix", "C-a"]);
+    s.tmux(&["bind-key", "-T", "prefix", "a", "send-prefix"]);
+    let entry = root().join("tmux-wait.tmux");
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert!(
+        binding(&s, "a").contains("send-prefix"),
+        "{}",
+        binding(&s, "a")
+    );
+    let said = logged_messages(&s);
+    assert!(
+        said.iter().any(|m| m.contains(
+            "prefix a is bound already, so it does not go to the pane that needs you: \
+             set @tmux-wait-key-attention-next to another key (or to none)"
+        )),
+        "{said:?}"
+    );
+    s.tmux(&["set-option", "-g", "@tmux-wait-key-attention-next", "N"]);
+    load_as_tpm(&s, &entry, &path_with_helper());
+    assert!(
+        binding(&s, "N").contains("tmux-wait.sh' next"),
+        "{}",
+        binding(&s, "N")
+    );
+    assert!(binding(&s, "a").contains("send-prefix"));
 }

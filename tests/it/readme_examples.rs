@@ -472,3 +472,60 @@ fn rc_file_examples_report_exit_status() {
         );
     }
 }
+
+/// The README's status and window-list lines, with the user's own config
+/// around them and the plugin's line before or after them (without TPM:
+/// `run-shell`), through a person's client: the segment shows the pane
+/// that needs them, and the window list keeps tmux's own flags beside the
+/// mark.
+#[test]
+fn the_readmes_status_lines_work_before_or_after_the_plugin() {
+    let readme: Vec<Example> = with_setting("tmux.conf")
+        .into_iter()
+        .filter(|e| e.file == "README.md")
+        .collect();
+    let lines: String = readme
+        .iter()
+        .map(|e| e.body.as_str())
+        .filter(|b| b.contains("status-right") || b.contains("window-status-format"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        lines.contains("status-right") && lines.contains("window-status-format"),
+        "{lines}"
+    );
+    let plugin = format!("run-shell '{}'", root().join("tmux-wait.tmux").display());
+    for plugin_first in [true, false] {
+        let s = TestServer::with(Options {
+            extra_config: "set -g status on\nset -g @tmux-wait-attention on".into(),
+            ..Options::default()
+        });
+        let conf = if plugin_first {
+            format!("{plugin}\n{lines}\n")
+        } else {
+            format!("{lines}\n{plugin}\n")
+        };
+        let conf = write(s.dir(), "user.conf", &conf);
+        s.tmux(&["source-file", &conf.to_string_lossy()]);
+        s.wait_until(&s.pane, "attention to watch", || {
+            !s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-scope"])
+                .trim()
+                .is_empty()
+        });
+        let person = crate::common::outer::OuterClient::attach(&s, "main");
+        person.press_a_key(&s);
+        // Window 1 is made and left: tmux flags it the last window (-).
+        let p = s
+            .tmux(&["new-window", "-P", "-F", "#{pane_id}"])
+            .trim()
+            .to_owned();
+        s.wait_for_prompt(&p);
+        s.wait_until(&p, "the watch to read the pane", || s.pane_piped(&p));
+        s.tmux(&["select-window", "-t", ":0"]);
+        s.type_line(&p, "true");
+        let at = if plugin_first { "after" } else { "before" };
+        person.wait_for_screen("⚑1 main:1 prompt");
+        person.wait_for_screen("1:bash-⚑");
+        println!("the README's lines {at} the plugin's: shown");
+    }
+}

@@ -395,9 +395,17 @@ impl Machine {
     /// The pane's shell is starting (a pane made after the watch began,
     /// or whose own process is at work and reads nothing): until it has
     /// been at a prompt, or has asked, its first prompt is taken in
-    /// without a change. A new window's prompt needs nobody.
-    pub fn starting(&mut self) {
+    /// without a change. A new window's prompt needs nobody. (A pane
+    /// already there at its prompt when the watch began is not: its
+    /// prompt's mark went by before the stream.)
+    /// `mark_pending`: the stream has not shown a line editor reading yet.
+    pub fn starting(&mut self, mark_pending: bool) {
         self.starting = self.status.state == State::Working;
+        // Already at its first prompt, seen by the kernel before its mark
+        // came through the stream: the mark is that prompt's.
+        if self.status.state == State::Prompt {
+            self.unmarked_prompt = self.marks && mark_pending;
+        }
     }
 
     /// The stream gave a command's exit status (its prompt follows).
@@ -830,7 +838,7 @@ mod tests {
         let bash = Found::new(State::Working, "running", Some("bash".into()));
         let prompt = Found::new(State::Prompt, "at_prompt", None);
         let mut m = Machine::new(bash.clone(), epoch(0, 0), 0.0, true);
-        m.starting();
+        m.starting(true);
         assert!(m.apply(bash, epoch(0, 5), 0.1).is_none());
         assert!(m.apply(prompt.clone(), epoch(0, 9), 0.2).is_none());
         assert_eq!(
@@ -841,8 +849,16 @@ mod tests {
         assert!(m.apply(prompt.clone(), epoch(1, 9), 0.3).is_none());
         let ls = Found::new(State::Working, "running", Some("ls".into()));
         assert!(m.apply(ls, epoch(1, 12), 1.0).is_some());
-        let c = m.apply(prompt, epoch(2, 30), 2.0).unwrap();
+        let c = m.apply(prompt.clone(), epoch(2, 30), 2.0).unwrap();
         assert_eq!(c.status.reason, "command_finished");
+        // A new pane seen at its prompt before the prompt's mark came:
+        // the mark is no news; the next prompt, after a command, is.
+        let mut m = Machine::new(prompt.clone(), epoch(0, 9), 0.0, true);
+        m.starting(true);
+        assert!(m.apply(prompt.clone(), epoch(1, 9), 0.1).is_none());
+        let ls = Found::new(State::Working, "running", Some("ls".into()));
+        assert!(m.apply(ls, epoch(1, 12), 1.0).is_some());
+        assert!(m.apply(prompt.clone(), epoch(2, 30), 2.0).is_some());
         // A pane whose first look finds a program asking: news as ever.
         let mut m = Machine::new(
             Found::new(State::Working, "running", Some("sh".into())),
@@ -850,7 +866,7 @@ mod tests {
             0.0,
             false,
         );
-        m.starting();
+        m.starting(true);
         assert!(
             m.apply(asking("Deploy? [y/N]"), epoch(0, 14), 1.0)
                 .is_some()

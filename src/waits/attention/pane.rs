@@ -557,7 +557,7 @@ impl PaneWatch {
                         == Some(self.pane.pane_pid);
                 let mut m = Machine::new(found, epoch, t, !plain);
                 if self.late || own {
-                    m.starting();
+                    m.starting(!look.editor_reading);
                 }
                 out.push(Out::Armed);
                 self.machine = Some(m);
