@@ -100,6 +100,31 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     })
 }
 
+/// How a process that has exited and not been reaped yet (a zombie)
+/// ended, as a shell says it: its exit status, or 128 and the signal that
+/// killed it. From the last field of `/proc/PID/stat` (Linux 3.5+); None
+/// for a process that has not exited.
+pub fn exit_status(pid: u32) -> Option<i32> {
+    if !available() {
+        return None;
+    }
+    let text = read(format!("/proc/{pid}/stat")).ok()?;
+    let st = parse_stat(&text)?;
+    if st.state != 'Z' {
+        return None;
+    }
+    let code: i32 = text.split_whitespace().last()?.parse().ok()?;
+    Some(wait_status(code))
+}
+
+/// A `waitpid` status as a shell says it.
+fn wait_status(code: i32) -> i32 {
+    match code & 0x7f {
+        0 => (code >> 8) & 0xff,
+        sig => 128 + sig,
+    }
+}
+
 /// The foreground process group of the terminal `pid` is attached to (its
 /// leader's pid), when there is one.
 pub fn foreground_group(pid: u32) -> Option<u32> {
@@ -442,6 +467,34 @@ mod tests {
         let sc = parse_syscall("270 0xa 0x7ff").unwrap();
         assert_eq!((sc.nr, sc.arg(0), sc.arg(2)), (270, Some(10), None));
         assert_eq!(parse_syscall("running"), None);
+    }
+
+    /// A child that exited and was not reaped: its status, from the
+    /// kernel, as tmux would have had it.
+    #[test]
+    fn a_zombies_exit_status() {
+        if !available() {
+            return;
+        }
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exit 3"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while exit_status(pid).is_none() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(exit_status(pid), Some(3));
+        let _ = child.wait();
+        assert_eq!(exit_status(std::process::id()), None, "alive");
+    }
+
+    #[test]
+    fn wait_statuses_as_a_shell_says_them() {
+        assert_eq!(wait_status(4 << 8), 4);
+        assert_eq!(wait_status(9), 137);
+        assert_eq!(wait_status(0), 0);
     }
 
     #[test]

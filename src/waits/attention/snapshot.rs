@@ -116,7 +116,12 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
             command: None,
             agent: None,
         };
-        return status(f, field(4).parse().ok(), written);
+        // (A zombie tmux has not reaped yet: the kernel keeps its status.)
+        let exit = field(4)
+            .parse()
+            .ok()
+            .or_else(|| crate::sys::procfs::exit_status(r.pane_pid));
+        return status(f, exit, written);
     }
     l.line = cursor_row(&replies);
     l.alt = field(2) == "1";

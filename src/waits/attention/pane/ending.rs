@@ -92,6 +92,15 @@ impl PaneWatch {
         };
         match pane_now(ctx, &self.pane) {
             PaneNow::Dead(Some(status)) => self.exited(ctx, true, Some(status), out),
+            // tmux marks the pane dead at its terminal's end, and learns
+            // the status when it reaps the process: tmux 3.3a was seen to
+            // leave it a zombie, unreaped, for seconds and more (a lost
+            // SIGCHLD). The kernel keeps a zombie's status.
+            PaneNow::Dead(None)
+                if let Some(status) = crate::sys::procfs::exit_status(self.pane.pane_pid) =>
+            {
+                self.exited(ctx, true, Some(status), out)
+            }
             PaneNow::Dead(None) if now - since >= STATUS_PATIENCE => {
                 self.exited(ctx, true, None, out)
             }
