@@ -4,85 +4,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-pub const EXIT_CODES: &str = "\
-Exit codes: each command's --help lists its own. In short: 0 done, 1 timed
-out, 2 error; text also 3 (a --stop pattern) and 4 (alternate screen);
-channel 5 (signalled with a non-zero --status); run exits like timeout(1)
-(the command's status, 124, 125); 129/130/143 when interrupted by
-SIGHUP/SIGINT/SIGTERM.
-
-With --json, one JSON object is printed on stdout, errors included:
-{\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";
-
-pub const TEXT_HELP: &str = "\
-Exit codes:
-  0    found: a --pattern matched new output (or, without --pattern, any new
-       output appeared)
-  1    timed out
-  2    error: bad usage, invalid regex, no server, no such pane, the pane
-       is dead, died or was respawned, the server exited during the wait,
-       out of file descriptors (the message names the limit)
-  3    stopped by a --stop pattern
-  4    timed out while the pane was on the alternate screen
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after cleaning up)";
-
-pub const CHANNEL_HELP: &str = "\
-Exit codes:
-  0    signalled (with no --status, or --status 0)
-  1    timed out
-  2    error: bad usage, invalid channel name, no server
-  5    signalled with a non-zero --status (tmux-wait signal NAME --status N)
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after cleaning up)";
-
-pub const SIGNAL_HELP: &str = "\
-Exit codes:
-  0    sent
-  2    error: bad usage, invalid channel name, no server";
-
-/// For the commands that do one thing at once (list, cancel, status, ...).
-pub const SIMPLE_HELP: &str = "\
-Exit codes:
-  0    done
-  2    error: bad usage, no server, no such pane or watch";
-
-pub const LISTEN_HELP: &str = "\
-Exit codes:
-  0    the server exited or the hook was removed
-  2    error: bad usage, invalid channel name, no server
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM (after undoing its wait)";
-
-pub const MCP_HELP: &str = "\
-Speaks MCP (JSON-RPC, one message per line) on stdin and stdout; logs go to
-stderr. Each tool call runs as a tmux-wait child process; a cancelled call's
-child is ended and leaves nothing behind. See docs/mcp.md.
-
-Exit codes:
-  0    stdin closed: every call was ended, nothing is left
-  2    error: bad usage
-  129/130/143  ended by SIGHUP/SIGINT/SIGTERM (after ending every call)";
-
-pub const MENU_HELP: &str = "\
-The command returns once a choice is made or the menu is closed.
-
-Exit codes:
-  0    the menu was shown and closed
-  2    error: no server, no such client";
-
-pub const SHELL_INIT_HELP: &str = "\
-Put this at the end of your shell's rc file (after anything that sets
-PROMPT_COMMAND, PS1 or the prompt hooks):
-  bash (~/.bashrc):             eval \"$(tmux-wait shell-init bash)\"
-  zsh (~/.zshrc):               eval \"$(tmux-wait shell-init zsh)\"
-  fish (config.fish):           tmux-wait shell-init fish | source
-The shell then marks its prompt, the command line, the command's output and
-its end with its exit status (OSC 133 A, B, C, D;STATUS, as WezTerm, kitty
-and VS Code do), so `output`, `watch --done` and the plugin's F key report
-the exit status of commands typed by a person. The marks draw nothing; $?
-and an existing PROMPT_COMMAND or prompt are kept. bash 4.4 or newer.
-
-Exit codes:
-  0    printed
-  2    error: bad usage (an unknown shell)";
+mod help;
+pub use help::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -177,36 +100,40 @@ pub enum Command {
     /// Print shell code that reports each command's exit status to tmux-wait (OSC 133 marks), for the rc file
     #[command(after_help = SHELL_INIT_HELP)]
     ShellInit(ShellInitArgs),
+    /// Add tmux-wait's hook to coding agents' settings (beside your own hooks), or remove exactly it
+    #[command(after_help = AGENTS_HELP)]
+    Agents(AgentsArgs),
+    /// Say in the agent's pane what its hook's event means (run by the agent's hook, event as JSON on stdin)
+    #[command(hide = true)]
+    AgentEvent(AgentEventArgs),
 }
 
-pub const ANY_HELP: &str = "\
-A pane needs someone when its shell is back at its prompt after a command
-(prompt, with the exit status where the shell or run reports it), when a
-program waits for the person (asking: a [y/N] question, read, a password,
-a REPL's prompt, a pager, a full-screen agent's question), or when its
-program ended (exited); a bell counts too. --until names other states and
-events: working, quiet (a command wrote nothing for --quiet-after), text
-(a --pattern matched new output). Text typed at a prompt and not submitted
-is never reported.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub command: AgentsCommand,
+}
 
-Only changes after the call began count; --now also returns a pane that is
-in such a state already. The first pane wins; --all waits for every pane.
-Panes that appear later in a watched window or session are watched too.
---ndjson prints one JSON object per change until the timeout.
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Add tmux-wait's hook to each agent's settings
+    Install {
+        /// claude-code, qwen-code, gemini-cli, codex
+        #[arg(required = true, value_name = "AGENT")]
+        agents: Vec<String>,
+    },
+    /// Remove tmux-wait's hook from each agent's settings, and only it
+    Remove {
+        #[arg(required = true, value_name = "AGENT")]
+        agents: Vec<String>,
+    },
+}
 
-Exit codes:
-  0    a pane (with --all: every pane) needs someone
-  1    timed out (pending holds each pane's state); --ndjson ends so
-  2    error: bad usage, no server, no such pane, window or session
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
-
-pub const PANES_HELP: &str = "\
-For each pane: its state (working, prompt, asking, quiet, exited), why,
-since when, the command in its foreground and the question it asks.
-
-Exit codes:
-  0    printed
-  2    error: bad usage, no server, no such pane, window or session";
+#[derive(Debug, Args)]
+pub struct AgentEventArgs {
+    #[arg(long, value_name = "AGENT")]
+    pub agent: String,
+}
 
 #[derive(Debug, Args)]
 pub struct AnyArgs {
@@ -351,62 +278,6 @@ pub struct ListenArgs {
     /// Channel name
     pub name: String,
 }
-
-pub const WATCH_HELP: &str = "\
-A watch records itself in a private per-user directory, so `tmux-wait list`
-shows it and `tmux-wait cancel` ends it, updates the status segment
-(#{@tmux_wait_status}), and when it ends: shows a message on the clients
-(@tmux-wait-message on), rings the bell in the pane (@tmux-wait-bell), sends
-a desktop notification (@tmux-wait-desktop, notify-send or osascript), runs
-the @tmux-wait-on-done command with TMUX_WAIT_* variables, and signals its
-channel (tmux-wait-done-ID unless --channel).
-
-Exit codes:
-  0    found (text), the command finished (--done), the pane went quiet
-  1    timed out
-  2    error: bad usage, no server, no such pane, the pane is dead, died or
-       was respawned during the watch, out of file descriptors
-  3    stopped by a --stop pattern
-  4    timed out while the pane was on the alternate screen
-  143  cancelled (tmux-wait cancel), or interrupted by SIGTERM;
-       129/130 by SIGHUP/SIGINT";
-
-pub const RUN_HELP: &str = "\
-The words of COMMAND are joined with spaces and typed as one line into the
-pane's shell (bash, zsh, sh, dash, ksh), which must be at its prompt. The
-output is what the command wrote: not the prompt, not the echo, not the
-wrapper. `cd` and `export` persist, as when typed by hand. Afterwards $? in
-the shell is 0 (the wrapper's); the status is the command's exit code here.
-
-run types into another pane than the one it runs in: inside tmux, give
--t (for example -t '{last}', the pane you were in before, or -t %3); run
-without -t in a pane refuses at once (exit 125). Outside tmux, without -t,
-it types into the pane tmux picks (the active pane of the most recently
-used session).
-
-Exit codes (as timeout(1)):
-  N    the command's own exit status
-  0    also: the command stopped at an interactive program's prompt
-  124  timed out: the command keeps running; `tmux-wait output` continues
-  125  tmux-wait failed (the error says why): bad usage, run in its own
-       pane without -t, no such pane or a dead one, the pane is not at a
-       shell prompt or has unsubmitted text (see --force), out of file
-       descriptors
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
-
-pub const OUTPUT_HELP: &str = "\
-Returns at once when there are lines the cursor has not shown, else waits
-for new output (gathered until the pane is quiet for 20 ms), the followed
-command's end (exit status when known), an interactive program's prompt
-(>>>, (gdb), ... or --prompt), --until, or the timeout. A cursor is kept in
-the pane option @tmux-wait-cursor-NAME; a new cursor starts with the screen.
-
-Exit codes:
-  0    returned lines or a state change
-  1    timed out with nothing new
-  2    error (bad usage, no such pane or a dead one, server gone, out of
-       file descriptors)
-  129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
 
 /// How command output is shown and kept: shared by `run` and `output`.
 #[derive(Debug, Clone, Args)]

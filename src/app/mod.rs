@@ -24,6 +24,15 @@ pub fn run(args: Vec<OsString>) -> i32 {
     if let Some(code) = pipe_feed(&args) {
         return code;
     }
+    // An agent's hook, on its path to asking the person: at once, and
+    // never a failure the agent would show.
+    if let [_, cmd, flag, agent] = args.as_slice()
+        && cmd == "agent-event"
+        && flag == "--agent"
+    {
+        crate::waits::agents::event(&agent.to_string_lossy());
+        return exit::OK;
+    }
     let json = args.iter().any(|a| a == "--json");
     run_cli(args, json)
 }
@@ -199,9 +208,17 @@ fn dispatch(command: Command, socket: Socket, clamps: &mut Clamps) -> i32 {
         Command::Attention(a) => attention::attention_command(socket, a),
         Command::Mcp => crate::mcp::run(socket),
         Command::Listen(a) => done(hooks::listen(&socket, &a.name)),
-        Command::Menu(a) => done(watch::menu(&socket, a.client.as_deref())),
+        Command::Menu(a) => done(crate::waits::attention::plugin::menu(
+            &socket,
+            a.client.as_deref(),
+        )),
         Command::ShellInit(a) => {
             print(shell_init(a.shell).trim_end());
+            exit::OK
+        }
+        Command::Agents(a) => agents_command(a.command),
+        Command::AgentEvent(a) => {
+            crate::waits::agents::event(&a.agent);
             exit::OK
         }
         Command::Status(a) => match watch::status(&socket, a.clear) {
@@ -212,6 +229,32 @@ fn dispatch(command: Command, socket: Socket, clamps: &mut Clamps) -> i32 {
             Err(e) => fail(&e, false),
         },
     }
+}
+
+/// `agents install|remove AGENT...`: one line per agent.
+fn agents_command(c: crate::cli::AgentsCommand) -> i32 {
+    use crate::cli::AgentsCommand;
+    use crate::waits::agents;
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return fail(&Error::io("cannot find tmux-wait itself", e), false),
+    };
+    let (names, install) = match c {
+        AgentsCommand::Install { agents } => (agents, true),
+        AgentsCommand::Remove { agents } => (agents, false),
+    };
+    for name in names {
+        let r = if install {
+            agents::install(&name, &exe)
+        } else {
+            agents::remove(&name)
+        };
+        match r {
+            Ok(said) => print(&said),
+            Err(e) => return fail(&e, false),
+        }
+    }
+    exit::OK
 }
 
 /// The exit code of a command that prints nothing on success.

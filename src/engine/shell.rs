@@ -281,6 +281,10 @@ pub const POSIX_SHELLS: [&str; 9] = [
     "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "busybox",
 ];
 
+/// Interactive programs' prompts, matched against the unfinished last line
+/// (trailing spaces removed).
+pub const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
+
 /// Characters prompts usually end with (before a space).
 const PROMPT_ENDS: [char; 11] = [
     '$', '#', '%', '>', '\u{276f}', '\u{279c}', '\u{bb}', '\u{203a}', '\u{3bb}', ']', ')',

@@ -140,6 +140,22 @@ pub fn comm(pid: u32) -> Option<String> {
     Some(c.trim_end().to_owned())
 }
 
+/// The first `n` words of a process's command line (`/proc/PID/cmdline`).
+pub fn cmdline(pid: u32, n: usize) -> Vec<String> {
+    if !available() {
+        return Vec::new();
+    }
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|w| !w.is_empty())
+                .take(n)
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// What a process read and wrote, as `/proc/PID/io` counts it (files,
 /// pipes and terminals alike).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -500,7 +516,7 @@ mod tests {
     #[test]
     fn a_terminals_device_number_as_stat_gives_it() {
         // /dev/pts/0 and /dev/pts/300 (major 136).
-        assert_eq!(stat_dev((136 << 8) | 0), 34816);
+        assert_eq!(stat_dev(136 << 8), 34816);
         assert_eq!(
             stat_dev((136 << 8) | (300 & 0xff) | ((300 & !0xff) << 12)),
             34816 + 44 + (256 << 12)

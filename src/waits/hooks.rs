@@ -20,7 +20,7 @@
 //! reports the latest result with the count of those coalesced into it.
 
 use super::channel::{ChannelWaiter, Payload, Woke};
-use super::watch::store_for;
+use super::store::store_for;
 use crate::config::validate_channel;
 use crate::error::{Kind, Result};
 use crate::notify::{self, Done, Options};

@@ -293,8 +293,11 @@ finally:
     termios.tcsetattr(fd, termios.TCSADRAIN, old)
 "#;
 
+/// A full-screen program that draws like an agent but is none a profile
+/// knows is judged by the general rules (no agent's words judge it); a
+/// profile of the user's that names its process judges it.
 #[test]
-fn a_full_screen_agent_asks_through_its_profile() {
+fn a_full_screen_program_is_judged_by_its_own_profile_only() {
     let s = TestServer::new();
     let script = s.dir().join("agent.py");
     std::fs::write(&script, AGENT).unwrap();
@@ -307,12 +310,34 @@ fn a_full_screen_agent_asks_through_its_profile() {
         start.elapsed() >= std::time::Duration::from_secs(2),
         "asking while the spinner ran: {v}"
     );
-    assert_eq!(v["reason"], "agent_question", "{v}");
-    assert_eq!(v["agent"], "claude-code", "{v}");
-    assert_eq!(v["question"], "Do you want to proceed?", "{v}");
+    assert_eq!(v["reason"], "reads_keys", "{v}");
+    assert_eq!(v["agent"], serde_json::Value::Null, "{v}");
     let w = any(&s, &[&s.pane], &[]);
     s.tmux(&["send-keys", "-t", &s.pane, "1"]);
     expect(&result(&s, w), &s.pane, "prompt");
+    // The user's profile for it, by its process.
+    let profiles = s.dir().join("mine.json");
+    std::fs::write(
+        &profiles,
+        r#"{"profiles":[{"name":"my-agent","agent":"My agent","version":"1",
+            "processes":["agent.py"],"working":["esc to interrupt"],
+            "asking":["Do you want to proceed?"]}]}"#,
+    )
+    .unwrap();
+    let p = profiles.display().to_string();
+    let w = any(&s, &[&s.pane], &["--until", "asking", "--profiles", &p]);
+    s.type_line(&s.pane, &format!("python3 {}", script.display()));
+    let v = result(&s, w);
+    assert_eq!(
+        (&v["reason"], &v["agent"], &v["question"]),
+        (
+            &serde_json::json!("agent_question"),
+            &serde_json::json!("my-agent"),
+            &serde_json::json!("Do you want to proceed?")
+        ),
+        "{v}"
+    );
+    s.tmux(&["send-keys", "-t", &s.pane, "1"]);
 }
 
 #[test]

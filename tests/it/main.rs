@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agent_hooks;
 mod attention;
 mod attention_all_day;
 mod attention_marks;

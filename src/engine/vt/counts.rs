@@ -17,6 +17,16 @@ impl LineTracker {
         self.state.bells
     }
 
+    /// The terminal's title as the program last set it (OSC 0 or 2).
+    pub fn title(&self) -> Option<&str> {
+        self.state.title.as_deref()
+    }
+
+    /// How many times the program set its title.
+    pub fn titles(&self) -> u64 {
+        self.state.titles
+    }
+
     /// Characters a program wrote so far (typed echo left out), on either
     /// screen: grows when a program writes something to see, not when keys
     /// are echoed or only the cursor moves.

@@ -39,7 +39,10 @@ use unicode_width::UnicodeWidthChar;
 mod bulk;
 mod counts;
 mod echo;
+mod marks;
 mod screen;
+
+pub use marks::{Item, Mark, RUN_OSC, RUN_TAG};
 
 /// How long after `\e[?2004h` text still counts as the prompt, not as echo.
 pub const PROMPT_WINDOW: Duration = Duration::from_millis(50);
@@ -203,32 +206,6 @@ pub struct Entry {
     pub raw_reader: bool,
 }
 
-/// The OSC number `run` brackets a command with: `ESC ] 7731 ; tmux-wait ;
-/// ID ; B BEL` before it, `... ; E ; STATUS BEL` after it. tmux ignores OSC
-/// numbers it does not know, so nothing is drawn; the echo of the typed line
-/// shows the printf's escapes as text, never as this sequence.
-pub const RUN_OSC: &str = "7731";
-pub const RUN_TAG: &str = "tmux-wait";
-
-/// Something the pane's byte stream said about commands, in order with the
-/// lines around it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mark {
-    /// A command typed by `run` with this id starts writing here.
-    RunBegin(String),
-    /// That command ended with this status.
-    RunEnd(String, Option<i32>),
-    /// A shell with OSC 133 integration said a command ended (`D`).
-    CommandDone(Option<i32>),
-}
-
-/// A finished line or a mark, in stream order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Item {
-    Line(Candidate),
-    Mark(Mark),
-}
-
 /// Feeds pane bytes through a VT parser into [`Candidate`] lines.
 pub struct LineTracker {
     parser: vte::Parser,
@@ -266,6 +243,10 @@ struct State {
     /// BELs written outside escape sequences (and not a line editor's
     /// answer to a key: see [`LineTracker::bells`]).
     bells: u64,
+    /// The terminal's title as the program last set it (OSC 0 or 2), and
+    /// how many times it was set.
+    title: Option<String>,
+    titles: u64,
     /// The parser is known to stand where the program's bytes put it: it
     /// saw the start of a sequence or of a line. Until then a BEL may end
     /// a title whose start came before the stream (a stream may begin
@@ -339,6 +320,8 @@ impl LineTracker {
                 prompts: 0,
                 last_status: None,
                 bells: 0,
+                title: None,
+                titles: 0,
                 synced: false,
                 written: 0,
                 now: Instant::now(),

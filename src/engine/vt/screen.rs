@@ -338,31 +338,6 @@ impl State {
     }
 }
 
-impl State {
-    /// `ESC ] 7731 ; tmux-wait ; ID ; B|E [; STATUS] BEL`, from `run`.
-    fn run_mark(&mut self, params: &[&[u8]]) {
-        if params.get(1) != Some(&RUN_TAG.as_bytes()) || self.alt {
-            return;
-        }
-        let text = |i: usize| params.get(i).and_then(|p| std::str::from_utf8(p).ok());
-        let Some(id) = text(2).filter(|id| {
-            !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric())
-        }) else {
-            return;
-        };
-        let mark = match text(3) {
-            Some("B") => Mark::RunBegin(id.to_owned()),
-            Some("E") => Mark::RunEnd(id.to_owned(), text(4).and_then(|s| s.parse().ok())),
-            _ => return,
-        };
-        // What came before belongs to the other side of the mark: the typed
-        // line before B, the command's unfinished last line before E.
-        self.emit();
-        self.input = InputState::Output;
-        self.out.push(Item::Mark(mark));
-    }
-}
-
 impl vte::Perform for State {
     fn print(&mut self, c: char) {
         self.print_char(c);
@@ -528,6 +503,21 @@ impl vte::Perform for State {
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
         self.synced = true;
+        if matches!(params.first(), Some(&b"0" | &b"2")) {
+            let t: Vec<String> = params[1..]
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
+            self.title = Some(
+                t.join(";")
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(300)
+                    .collect(),
+            );
+            self.titles += 1;
+            return;
+        }
         if params.first() == Some(&RUN_OSC.as_bytes()) {
             self.run_mark(params);
             return;

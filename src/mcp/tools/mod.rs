@@ -1137,6 +1137,7 @@ mod tests {
             command: None,
             exit_status: None,
             agent: None,
+            source: "kernel",
             since: 1.0,
         };
         let mut pane = crate::waits::attention::PaneReport::of_status("%1", "s", 0, &status);

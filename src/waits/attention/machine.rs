@@ -1,12 +1,8 @@
-//! One pane's state: what a look at its terminal means ([`judge`]), and
-//! when a new judgement is a change worth reporting ([`Machine`]). Pure:
-//! the looks are taken in `pane`.
+//! One pane's state, and when a new judgement of it (see `judge`) is a
+//! change worth reporting ([`Machine`]). Pure: the looks are taken in
+//! `pane`.
 
-use super::profiles::{Profiles, Says};
-use crate::engine::shell::{self, Reads};
-use regex::Regex;
 use serde::Serialize;
-use std::time::Duration;
 
 /// A pane's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -145,8 +141,12 @@ pub struct Status {
     /// The program in the foreground (for prompt: the one that ran last).
     pub command: Option<String>,
     pub exit_status: Option<i32>,
-    /// The profile that recognised a full-screen agent.
+    /// The profile of the coding agent in the pane.
     pub agent: Option<String>,
+    /// What said so: `kernel` (who reads the terminal, how), `stream` (the
+    /// pane's output: prompt marks, redraws, silence), `screen`, `title`
+    /// and `hook` (a coding agent's own signals), `tmux` (a pane's end).
+    pub source: &'static str,
     /// When the pane entered this state (seconds since the epoch).
     pub since: f64,
 }
@@ -160,46 +160,6 @@ pub struct Change {
     pub line: Option<String>,
 }
 
-/// A pane looked at, at one moment.
-#[derive(Clone, Debug, Default)]
-pub struct Look {
-    pub reads: Option<Reads>,
-    /// The program reading the terminal, else the foreground's.
-    pub command: Option<String>,
-    /// The line under the cursor, without typed echo.
-    pub line: String,
-    /// That line holds output a program wrote (not only a shell's prompt
-    /// and typed echo): where the stream lags the kernel, a question the
-    /// kernel sees being read has not arrived yet when it does not.
-    pub line_new: bool,
-    pub alt: bool,
-    /// The stream says a shell's line editor reads (bracketed paste on).
-    pub editor_reading: bool,
-    /// How long the pane has written nothing.
-    pub still: Duration,
-    /// A profile's working text went by in the stream lately: its name.
-    pub busy: Option<String>,
-    /// Without `/proc`: the shell is in the foreground (tmux says).
-    pub shell_fg: Option<bool>,
-    /// The key reader redraws on its own: its output keeps coming, in
-    /// bursts a timer apart (see [`DISPLAY_QUIET`]).
-    pub redrawing: bool,
-}
-
-/// What a look says.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Verdict {
-    Is(Found),
-    /// A program reads key by key and wrote lately: decide once it has
-    /// been still for `STILL`.
-    NotStill,
-    /// Look again once the pane has been still this long (a REPL's prompt
-    /// may come in pieces: `>` then `>> `).
-    Settle(Duration),
-    /// Decide from the screen.
-    NeedScreen,
-}
-
 /// A state found, before it is dated.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Found {
@@ -208,140 +168,29 @@ pub struct Found {
     pub question: Option<String>,
     pub command: Option<String>,
     pub agent: Option<String>,
+    /// What said so: `kernel`, `stream`, `screen`, `title`, `hook`, `tmux`.
+    pub source: &'static str,
 }
 
 impl Found {
-    fn new(state: State, reason: &'static str, command: Option<String>) -> Found {
+    pub fn new(state: State, reason: &'static str, command: Option<String>) -> Found {
         Found {
             state,
             reason,
             question: None,
             command,
             agent: None,
+            source: "kernel",
         }
     }
 
-    fn asking(reason: &'static str, question: &str, command: Option<String>) -> Found {
+    pub fn asking(reason: &'static str, question: &str, command: Option<String>) -> Found {
         let q = super::profiles::clean_row(question);
         Found {
             question: (!q.is_empty()).then_some(q),
             ..Found::new(State::Asking, reason, command)
         }
     }
-}
-
-/// A REPL's prompt counts once the pane has been still this long: it may
-/// be written in pieces.
-pub const PROMPT_SETTLE: Duration = Duration::from_millis(15);
-
-/// A live display (top, htop) is one while it writes at least this often:
-/// a program that waits for keys with a timer and has written nothing for
-/// this long is judged as one that waits for a key, from its screen.
-/// Longer than the redraws of the displays people run (top 1 s, htop
-/// 1.5 s, watch 1 s by default).
-pub const DISPLAY_QUIET: Duration = Duration::from_millis(2500);
-
-/// What `look` says, with the still screen's rows when asked for.
-pub fn judge(
-    look: &Look,
-    screen: Option<&[String]>,
-    profiles: &Profiles,
-    prompt_re: &Regex,
-    still_for: Duration,
-) -> Verdict {
-    let cmd = look.command.clone();
-    match look.reads {
-        Some(Reads::Prompt) => Verdict::Is(Found::new(State::Prompt, "at_prompt", None)),
-        Some(Reads::Line { hidden }) => {
-            let reason = if hidden {
-                "reads_password"
-            } else {
-                "reads_line"
-            };
-            let q = if look.line.trim().is_empty() {
-                screen.and_then(last_row).unwrap_or_default()
-            } else {
-                look.line.clone()
-            };
-            Verdict::Is(Found::asking(reason, &q, cmd))
-        }
-        Some(Reads::Keys { timed }) => {
-            // A nested shell, or one at the end of an ssh, at its prompt:
-            // its line editor says so in the stream (a program that only
-            // has a shell's name, a script starting up, does not).
-            let shell = cmd
-                .as_deref()
-                .is_some_and(|c| shell::is_shell(c) || shell::REMOTE.contains(&c));
-            if shell && look.editor_reading && !look.alt {
-                return Verdict::Is(Found::new(State::Prompt, "at_prompt", None));
-            }
-            if let Some(agent) = &look.busy {
-                return Verdict::Is(Found {
-                    agent: Some(agent.clone()),
-                    ..Found::new(State::Working, "agent_working", cmd)
-                });
-            }
-            let line = look.line.trim_end();
-            if !look.alt && !line.trim().is_empty() && prompt_re.is_match(line.trim()) {
-                if look.still < PROMPT_SETTLE {
-                    return Verdict::Settle(PROMPT_SETTLE);
-                }
-                return Verdict::Is(Found::asking("repl_prompt", line, cmd));
-            }
-            // A live display: it redraws on its own, on a timer (its wait
-            // for a key ends by itself, and it wrote a moment ago), or in
-            // bursts that keep coming.
-            if look.redrawing || (timed && look.still < DISPLAY_QUIET) {
-                return Verdict::Is(Found::new(State::Working, "redrawing", cmd));
-            }
-            if look.still < still_for {
-                return Verdict::NotStill;
-            }
-            let Some(rows) = screen else {
-                return Verdict::NeedScreen;
-            };
-            Verdict::Is(from_screen(rows, cmd, profiles))
-        }
-        Some(Reads::Nothing) => Verdict::Is(Found::new(State::Working, "running", cmd)),
-        // No /proc: what tmux and the stream say.
-        Some(Reads::Unknown) | None => {
-            if look.shell_fg == Some(true) {
-                Verdict::Is(Found::new(State::Prompt, "at_prompt", None))
-            } else if !look.line.trim().is_empty() && prompt_re.is_match(look.line.trim()) {
-                Verdict::Is(Found::asking("repl_prompt", &look.line, cmd))
-            } else {
-                Verdict::Is(Found::new(State::Working, "running", cmd))
-            }
-        }
-    }
-}
-
-/// A still key-by-key reader's screen: what a profile says, else a
-/// program that waits for keys (a pager, an editor, a menu).
-fn from_screen(rows: &[String], cmd: Option<String>, profiles: &Profiles) -> Found {
-    match profiles.judge(cmd.as_deref(), rows) {
-        Some((p, Says::Working)) => Found {
-            agent: Some(p.name.clone()),
-            ..Found::new(State::Working, "agent_working", cmd)
-        },
-        Some((p, Says::Asking(q))) => Found {
-            agent: Some(p.name.clone()),
-            ..Found::asking("agent_question", &q, cmd)
-        },
-        Some((p, Says::Idle(q))) => Found {
-            agent: Some(p.name.clone()),
-            ..Found::asking("agent_idle", &q, cmd)
-        },
-        None => Found::asking("reads_keys", &last_row(rows).unwrap_or_default(), cmd),
-    }
-}
-
-fn last_row(rows: &[String]) -> Option<String> {
-    rows.iter()
-        .rev()
-        .map(|r| r.trim())
-        .find(|r| !r.is_empty())
-        .map(str::to_owned)
 }
 
 /// Where the stream stood when a status was set: what tells a new prompt
@@ -527,7 +376,10 @@ impl Machine {
         if self.status.state != State::Working {
             return None;
         }
-        let f = Found::new(State::Quiet, "no_output", self.status.command.clone());
+        let f = Found {
+            source: "stream",
+            ..Found::new(State::Quiet, "no_output", self.status.command.clone())
+        };
         self.set(f, epoch, now)
     }
 
@@ -539,11 +391,14 @@ impl Machine {
         let reason = if dead { "pane_dead" } else { "pane_closed" };
         // The program that was running when it ended, if one was.
         let running = matches!(self.status.state, State::Working | State::Quiet);
-        let f = Found::new(
-            State::Exited,
-            reason,
-            self.status.command.clone().filter(|_| running),
-        );
+        let f = Found {
+            source: "tmux",
+            ..Found::new(
+                State::Exited,
+                reason,
+                self.status.command.clone().filter(|_| running),
+            )
+        };
         self.status = dated(f, exit_status, now);
         Some(self.change(What::State(State::Exited)))
     }
@@ -589,6 +444,7 @@ fn dated(f: Found, exit_status: Option<i32>, now: f64) -> Status {
         command: f.command,
         exit_status,
         agent: f.agent,
+        source: f.source,
         since: now,
     }
 }
@@ -596,97 +452,6 @@ fn dated(f: Found, exit_status: Option<i32>, now: f64) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn re() -> Regex {
-        Regex::new(crate::waits::command::DEFAULT_PROMPTS).unwrap()
-    }
-
-    fn look(reads: Reads, line: &str, command: &str) -> Look {
-        Look {
-            reads: Some(reads),
-            command: Some(command.into()),
-            line: line.into(),
-            still: Duration::from_secs(1),
-            ..Look::default()
-        }
-    }
-
-    fn found(v: Verdict) -> Found {
-        match v {
-            Verdict::Is(f) => f,
-            other => panic!("{other:?}"),
-        }
-    }
-
-    const STILL: Duration = Duration::from_millis(500);
-
-    #[test]
-    fn what_a_look_says() {
-        let p = Profiles::shipped();
-        let j = |l: &Look, s: Option<&[String]>| judge(l, s, &p, &re(), STILL);
-        let f = found(j(
-            &look(Reads::Line { hidden: false }, "Proceed? [y/N]", "python3"),
-            None,
-        ));
-        assert_eq!(
-            (f.state, f.reason, f.question.as_deref()),
-            (State::Asking, "reads_line", Some("Proceed? [y/N]"))
-        );
-        let f = found(j(
-            &look(Reads::Line { hidden: true }, "Password:", "sudo"),
-            None,
-        ));
-        assert_eq!(f.reason, "reads_password");
-        let f = found(j(
-            &look(Reads::Keys { timed: false }, ">>>", "python3"),
-            None,
-        ));
-        assert_eq!((f.state, f.reason), (State::Asking, "repl_prompt"));
-        let mut piece = look(Reads::Keys { timed: false }, ">", "python3");
-        piece.still = Duration::from_millis(2);
-        assert_eq!(j(&piece, None), Verdict::Settle(PROMPT_SETTLE));
-        // A nested shell's line editor is a prompt, not a question; a
-        // process that only has a shell's name is not.
-        let mut nested = look(Reads::Keys { timed: false }, "$", "bash");
-        nested.editor_reading = true;
-        assert_eq!(found(j(&nested, None)).state, State::Prompt);
-        let mut script = look(Reads::Keys { timed: false }, "", "bash");
-        script.still = Duration::ZERO;
-        assert_eq!(j(&script, None), Verdict::NotStill);
-        // Key by key, not at a REPL prompt: wait for stillness, then the
-        // screen decides.
-        let mut l = look(Reads::Keys { timed: false }, "", "less");
-        l.still = Duration::from_millis(100);
-        assert_eq!(j(&l, None), Verdict::NotStill);
-        l.still = STILL;
-        assert_eq!(j(&l, None), Verdict::NeedScreen);
-        let rows: Vec<String> = vec!["line 1".into(), ":".into(), "".into()];
-        let f = found(j(&l, Some(&rows)));
-        assert_eq!((f.reason, f.question.as_deref()), ("reads_keys", Some(":")));
-        let f = found(j(&look(Reads::Nothing, "", "sleep"), None));
-        assert_eq!(
-            (f.state, f.command.as_deref()),
-            (State::Working, Some("sleep"))
-        );
-        // top polls its terminal a second at a time: while it keeps
-        // writing it is a live display; still for long, the screen says.
-        let mut top = look(Reads::Keys { timed: true }, "", "top");
-        top.still = Duration::from_millis(900);
-        let f = found(j(&top, None));
-        assert_eq!((f.state, f.reason), (State::Working, "redrawing"));
-        top.still = DISPLAY_QUIET;
-        assert_eq!(j(&top, None), Verdict::NeedScreen);
-        // A key waiter with no timer whose output keeps coming in bursts
-        // (top at the end of an ssh): redrawing too.
-        l.still = Duration::from_millis(600);
-        l.redrawing = true;
-        assert_eq!(found(j(&l, None)).reason, "redrawing");
-        // An agent's busy text in the stream: working, still or not.
-        let mut l = look(Reads::Keys { timed: false }, "", "node");
-        l.busy = Some("claude-code".into());
-        l.still = Duration::ZERO;
-        assert_eq!(found(j(&l, None)).reason, "agent_working");
-    }
 
     fn epoch(prompts: u32, written: u64) -> Epoch {
         Epoch {

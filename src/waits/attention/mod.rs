@@ -27,6 +27,7 @@
 //! in its first 20 s and then only at `--quiet-after`.
 
 mod feed;
+mod judge;
 mod machine;
 mod pane;
 pub mod plugin;

@@ -4,16 +4,20 @@
 //! loop calls it when its descriptors are ready or a timer is due, and
 //! takes what it found from `out`.
 
+mod agent;
 mod ending;
 mod kernel;
 mod timers;
 
+use agent::AgentSignals;
+pub use agent::group as foreground_procs;
 pub use ending::last_write_age;
 use kernel::{just_forked, screen, window_wrote_lately, working};
 use timers::{Timers, earliest};
 
 use super::feed::{Feed, Read};
-use super::machine::{Change, Epoch, Found, Look, Machine, State, Status, Verdict, What, judge};
+use super::judge::{Look, Verdict, judge};
+use super::machine::{Change, Epoch, Found, Machine, State, Status, What};
 use super::profiles::Profiles;
 use crate::engine::shell::{self, Reads};
 use crate::engine::vt::{Item, Mark};
@@ -99,7 +103,7 @@ impl Ctx {
             quiet_after,
             patterns,
             profiles,
-            prompt_re: Regex::new(crate::waits::command::DEFAULT_PROMPTS)
+            prompt_re: Regex::new(crate::engine::shell::DEFAULT_PROMPTS)
                 .expect("the prompts are valid"),
         }
     }
@@ -149,8 +153,8 @@ pub struct PaneWatch {
     bells: u64,
     prompts: u32,
     timers: Timers,
-    /// When a profile's working text last went by in the stream.
-    busy: Option<(Instant, String)>,
+    /// A coding agent's signals (see `agent`).
+    agent: AgentSignals,
     /// The unfinished line a pattern hit (not reported again when it ends).
     partial_hit: Option<String>,
     /// The last look found a key-by-key reader: the stream's lines are
@@ -182,7 +186,7 @@ impl PaneWatch {
             bells: 0,
             prompts: 0,
             timers: Timers::new(),
-            busy: None,
+            agent: AgentSignals::default(),
             partial_hit: None,
             keys_fg: false,
             exit_check: None,
@@ -357,13 +361,16 @@ impl PaneWatch {
         let partial = t.current_output();
         let (bells, prompts) = (t.bells(), t.prompts().0);
         let written = t.written();
+        let now = Instant::now();
+        let retitled = self.agent.title(t.title(), t.titles(), now);
         let keys = self.keys_fg;
+        let mut hooked = false;
         let mut lines: Vec<String> = Vec::new();
         for item in items {
             match item {
                 Item::Line(c) if !c.prompt => {
-                    if keys && let Some(p) = ctx.profiles.busy_in(&c.text) {
-                        self.busy = Some((Instant::now(), p.name.clone()));
+                    if keys {
+                        self.agent.saw(&ctx.profiles, &c.text, now);
                     }
                     if self.partial_hit.take().as_deref() == Some(c.text.as_str()) {
                         continue;
@@ -377,10 +384,14 @@ impl PaneWatch {
                     }
                 }
                 Item::Mark(Mark::RunBegin(_)) => {}
+                Item::Mark(Mark::Agent(kind, words)) => {
+                    self.agent.hook(&kind, words, now);
+                    hooked = true;
+                }
             }
         }
-        if keys && let Some(p) = ctx.profiles.busy_in(&partial) {
-            self.busy = Some((Instant::now(), p.name.clone()));
+        if keys {
+            self.agent.saw(&ctx.profiles, &partial, now);
         }
         if !ctx.patterns.is_empty() {
             let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
@@ -405,7 +416,6 @@ impl PaneWatch {
                 out.push(Out::Change(m.event(What::Bell, None)));
             }
         }
-        let now = Instant::now();
         if data {
             self.timers.data(now, open);
             if written != self.written {
@@ -418,6 +428,10 @@ impl PaneWatch {
         // switches bracketed paste on too).
         if prompts > self.prompts {
             self.prompts = prompts;
+            self.timers.probe = Some(now);
+        }
+        // An agent's own signals: look now.
+        if hooked || retitled {
             self.timers.probe = Some(now);
         }
     }
@@ -443,7 +457,14 @@ impl PaneWatch {
         if !self.keys_fg {
             self.timers.forget_redraws();
         }
-        look.redrawing = if first {
+        if matches!(look.reads, Some(Reads::Keys { .. } | Reads::Line { .. })) {
+            self.agent.agent(&ctx.profiles, self.pane.pane_pid);
+        }
+        self.agent.fill(&mut look, now, STILL);
+        look.redrawing = if look.agent.is_some() {
+            // (An agent's own signals say whether it works.)
+            false
+        } else if first {
             // No redraw seen yet: a key reader with a timer that wrote in
             // the last seconds (tmux says) is taken to be redrawing.
             look.reads == Some(Reads::Keys { timed: true }) && window_wrote_lately(ctx, &self.pane)
@@ -455,11 +476,6 @@ impl PaneWatch {
         } else {
             now - self.timers.last_data
         };
-        look.busy = self
-            .busy
-            .as_ref()
-            .filter(|(t, _)| now - *t < STILL && streamed)
-            .map(|(_, n)| n.clone());
         let mut verdict = judge(&look, None, &ctx.profiles, &ctx.prompt_re, STILL);
         let needs_rows = verdict == Verdict::NeedScreen
             || (matches!(look.reads, Some(Reads::Line { .. })) && look.line.trim().is_empty());
@@ -491,10 +507,17 @@ impl PaneWatch {
         }
         let found = match verdict {
             Verdict::Is(f) => {
+                // A hook's word stands for a while: looked at again then.
+                if f.source == "hook"
+                    && let Some(t) = self.agent.hook_until()
+                    && t > now
+                {
+                    self.timers.probe = Some(t);
+                }
                 if f.reason == "redrawing" {
                     // Judged again once it stops redrawing.
                     let last = if first { now } else { self.timers.last_data };
-                    self.timers.probe = Some(last + super::machine::DISPLAY_QUIET);
+                    self.timers.probe = Some(last + super::judge::DISPLAY_QUIET);
                 }
                 f
             }

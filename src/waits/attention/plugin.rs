@@ -28,6 +28,7 @@
 
 mod hooks;
 mod marks;
+mod menu;
 mod tell;
 
 use hooks::{add_hooks, remove_hooks};
@@ -35,6 +36,7 @@ pub use marks::{STATUS, WINDOW, menu_items, visit};
 use marks::{
     clear_all, clear_session, mark, mark_of, on_screen, outlasts_a_visit, refresh, reword, unmark,
 };
+pub use menu::menu;
 
 use super::machine::{Change, State, What};
 use super::targets::Scope;
@@ -360,7 +362,7 @@ fn watch(
                     && let Some((m, _)) = mark_of(socket, &e.row.pane_id)
                     && m == What::State(State::Exited).as_str()
                 {
-                    unmark(socket, &[e.row.pane_id.clone()]);
+                    unmark(socket, std::slice::from_ref(&e.row.pane_id));
                     refresh(socket);
                 }
             }
@@ -379,11 +381,10 @@ fn needs(socket: &Socket, w: &Watch, i: usize, pane: &str, c: &Change, opts: &no
     let word = c.what.as_str();
     if on_screen(socket).iter().any(|p| p == pane) {
         match prior {
-            Some((was, true)) if outlasts_a_visit(word) => {
-                if was != word {
-                    reword(socket, pane, c);
-                }
+            Some((was, true)) if outlasts_a_visit(word) && was != word => {
+                reword(socket, pane, c);
             }
+            Some((_, true)) if outlasts_a_visit(word) => {}
             None if outlasts_a_visit(word) => {
                 mark(socket, pane, c, true);
                 refresh(socket);

@@ -1,20 +1,27 @@
-//! Agent profiles: what a full-screen coding agent shows while it works,
-//! when it asks a question, and when it waits for its next instruction.
+//! Agent profiles: what a full-screen coding agent is, as its processes
+//! show it; what its terminal title says; and what its screen shows while
+//! it works, when it asks a question, and when it waits for its next
+//! instruction.
 //!
-//! A full-screen agent (Claude Code, Codex, aider, Gemini CLI) reads its
-//! terminal key by key all the time, busy or not, so the kernel cannot
-//! tell its states apart; its screen can. Profiles are data: one file the
-//! project ships (`profiles/agents.json`, built in) and, optionally, one of
-//! the user's (`--profiles FILE`, the plugin's `@tmux-wait-profiles`),
-//! whose profiles come first and replace shipped ones of the same name.
-//! Agents reword their screens from release to release, so each profile
-//! names the agent and the version its wording was written against.
+//! A full-screen agent (Claude Code, Codex, Gemini CLI, Qwen Code, aider)
+//! reads its terminal key by key all the time, busy or not, so the kernel
+//! cannot tell its states apart; its own signals and its screen can. Which
+//! agent runs in a pane is told by its processes (four of them run as
+//! `node`, so the program's name says nothing): a profile judges only its
+//! own agent's title and screen. Profiles are data: one file the project
+//! ships (`profiles/agents.json`, built in) and, optionally, one of the
+//! user's (`--profiles FILE`, the plugin's `@tmux-wait-profiles`), whose
+//! profiles come first and replace shipped ones of the same name. Agents
+//! reword their screens from release to release, so each profile names the
+//! agent and the release its wording was checked against.
 //!
-//! The file: `{"profiles": [{"name", "agent", "version", "commands",
-//! "working", "asking", "idle"}]}`. A pattern is a string (found anywhere
-//! in a row, case-insensitive) or `{"regex": "..."}` (Rust regex syntax,
-//! case-sensitive). `commands` are program names that make a profile be
-//! tried first; every profile is tried on every such screen.
+//! The file: `{"profiles": [{"name", "agent", "version", "processes",
+//! "title", "working", "asking", "idle"}]}`. `processes` names the agent's
+//! processes: a program name (`claude`, `aider`) or a piece of a command
+//! line's path (`@google/gemini-cli`); `title` holds `working`, `asking`
+//! and `idle` patterns for the terminal's title. A pattern is a string
+//! (found anywhere in a row or title, case-insensitive) or `{"regex":
+//! "..."}` (Rust regex syntax, case-sensitive).
 
 use crate::error::{Error, Kind, Result};
 use regex::{Regex, RegexBuilder};
@@ -29,7 +36,7 @@ const SHIPPED: &str = include_str!("../../../profiles/agents.json");
 /// conversation above may quote anything).
 const ROWS: usize = 20;
 
-/// What a profile's patterns said of a screen.
+/// What a profile's patterns said of a screen or a title.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Says {
     /// The agent works (its "esc to interrupt" is shown).
@@ -40,16 +47,34 @@ pub enum Says {
     Idle(String),
 }
 
+/// Patterns for each state.
+#[derive(Debug, Clone, Default)]
+struct States {
+    working: Vec<Regex>,
+    asking: Vec<Regex>,
+    idle: Vec<Regex>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub name: String,
     pub agent: String,
-    /// The agent's version the wording was written against.
+    /// The agent's release the wording was checked against.
     pub version: String,
-    commands: Vec<String>,
-    working: Vec<Regex>,
-    asking: Vec<Regex>,
-    idle: Vec<Regex>,
+    processes: Vec<String>,
+    title: States,
+    screen: States,
+    /// It draws its conversation as a transcript (aider), not a full
+    /// screen: its lowest row that a pattern names is its state.
+    inline: bool,
+}
+
+/// A process of a pane, as far as profiles look at it: its program's name
+/// and the first words of its command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Proc {
+    pub comm: String,
+    pub args: Vec<String>,
 }
 
 /// Every profile, the user's first.
@@ -73,8 +98,13 @@ struct ProfileDoc {
     name: String,
     agent: String,
     version: String,
+    /// (`commands`: the name this list had before it took command lines.)
+    #[serde(default, alias = "commands")]
+    processes: Vec<String>,
     #[serde(default)]
-    commands: Vec<String>,
+    title: Option<StatesDoc>,
+    #[serde(default)]
+    inline: bool,
     #[serde(default)]
     working: Vec<PatternDoc>,
     #[serde(default)]
@@ -85,11 +115,104 @@ struct ProfileDoc {
     _comment: Option<serde_json::Value>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct StatesDoc {
+    #[serde(default)]
+    working: Vec<PatternDoc>,
+    #[serde(default)]
+    asking: Vec<PatternDoc>,
+    #[serde(default)]
+    idle: Vec<PatternDoc>,
+}
+
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum PatternDoc {
     Text(String),
     Regex { regex: String },
+}
+
+impl Profile {
+    /// One of `procs` is this agent's.
+    fn is(&self, procs: &[Proc]) -> bool {
+        procs.iter().any(|p| {
+            self.processes.iter().any(|want| {
+                let path = want.contains('/') || want.starts_with('@');
+                p.comm == *want
+                    || p.args.iter().any(|a| {
+                        if path {
+                            a.contains(want.as_str())
+                        } else {
+                            a.rsplit('/').next() == Some(want.as_str())
+                        }
+                    })
+            })
+        })
+    }
+
+    /// Its working text in a line the stream drew.
+    pub fn busy_in(&self, line: &str) -> bool {
+        self.screen.working.iter().any(|r| r.is_match(line))
+    }
+
+    /// What its title says (working beats asking beats idle).
+    pub fn title(&self, title: &str) -> Option<Says> {
+        let t = &self.title;
+        if t.working.iter().any(|r| r.is_match(title)) {
+            Some(Says::Working)
+        } else if t.asking.iter().any(|r| r.is_match(title)) {
+            Some(Says::Asking(String::new()))
+        } else if t.idle.iter().any(|r| r.is_match(title)) {
+            Some(Says::Idle(String::new()))
+        } else {
+            None
+        }
+    }
+
+    /// What its patterns say of a screen's last rows. For each state, the
+    /// first of its patterns (in the profile's order) that is on a row,
+    /// at the lowest such row: a question's row before its answers'.
+    /// Working beats asking and idle; of a question and an idle prompt,
+    /// the lower is the current one (an answered question above the next
+    /// prompt is over). An inline agent's lowest named row decides.
+    pub fn screen(&self, rows: &[String]) -> Option<Says> {
+        let rows: Vec<&str> = rows
+            .iter()
+            .map(|r| r.trim_end())
+            .filter(|r| !r.trim().is_empty())
+            .collect();
+        let rows = &rows[rows.len().saturating_sub(ROWS)..];
+        // (The row's index and its words.)
+        let hit = |res: &[Regex]| -> Option<(usize, String)> {
+            if self.inline {
+                return (0..rows.len())
+                    .rev()
+                    .find(|&i| res.iter().any(|re| re.is_match(rows[i])))
+                    .map(|i| (i, clean_row(rows[i])));
+            }
+            res.iter().find_map(|re| {
+                (0..rows.len())
+                    .rev()
+                    .find(|&i| re.is_match(rows[i]))
+                    .map(|i| (i, clean_row(rows[i])))
+            })
+        };
+        let s = &self.screen;
+        let (working, asking, idle) = (hit(&s.working), hit(&s.asking), hit(&s.idle));
+        let at = |h: &Option<(usize, String)>| h.as_ref().map(|(i, _)| *i);
+        if let Some(w) = at(&working)
+            && (!self.inline || Some(w) >= at(&asking).max(at(&idle)))
+        {
+            return Some(Says::Working);
+        }
+        match (asking, idle) {
+            (Some((a, q)), Some((i, _))) if a > i => Some(Says::Asking(q)),
+            (Some(_), Some((_, row))) | (None, Some((_, row))) => Some(Says::Idle(row)),
+            (Some((_, q)), None) => Some(Says::Asking(q)),
+            (None, None) => None,
+        }
+    }
 }
 
 impl Profiles {
@@ -123,51 +246,14 @@ impl Profiles {
         self.list.iter().map(|p| p.name.as_str()).collect()
     }
 
-    /// A profile's working text in a line the stream drew: the profile.
-    pub fn busy_in(&self, line: &str) -> Option<&Profile> {
-        self.list
-            .iter()
-            .find(|p| p.working.iter().any(|r| r.is_match(line)))
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.list.iter().find(|p| p.name == name)
     }
 
-    /// What the profiles say of a still screen of `command`'s: the first
-    /// profile (those naming the command first) with a pattern on one of
-    /// the last rows; working beats asking beats idle.
-    pub fn judge(&self, command: Option<&str>, rows: &[String]) -> Option<(&Profile, Says)> {
-        let rows: Vec<&str> = rows
-            .iter()
-            .map(|r| r.trim_end())
-            .filter(|r| !r.trim().is_empty())
-            .collect();
-        let rows = &rows[rows.len().saturating_sub(ROWS)..];
-        let named = |p: &&Profile| command.is_some_and(|c| p.commands.iter().any(|n| n == c));
-        let order = self
-            .list
-            .iter()
-            .filter(named)
-            .chain(self.list.iter().filter(|p| !named(p)));
-        for p in order {
-            // The first pattern in the profile's order that is on a row
-            // (the lowest such row): a question before its answers.
-            let hit = |res: &[Regex]| {
-                res.iter().find_map(|re| {
-                    rows.iter()
-                        .rev()
-                        .find(|r| re.is_match(r))
-                        .map(|r| clean_row(r))
-                })
-            };
-            if hit(&p.working).is_some() {
-                return Some((p, Says::Working));
-            }
-            if let Some(q) = hit(&p.asking) {
-                return Some((p, Says::Asking(q)));
-            }
-            if let Some(q) = hit(&p.idle) {
-                return Some((p, Says::Idle(q)));
-            }
-        }
-        None
+    /// The agent whose processes these are: the first profile that names
+    /// one of them.
+    pub fn identify(&self, procs: &[Proc]) -> Option<&Profile> {
+        self.list.iter().find(|p| p.is(procs))
     }
 }
 
@@ -224,14 +310,23 @@ fn parse(text: &str, origin: &str) -> Result<Vec<Profile>> {
                 })
                 .collect()
         };
+        let t = p.title.unwrap_or_default();
         out.push(Profile {
-            working: compile(&p.working, "working")?,
-            asking: compile(&p.asking, "asking")?,
-            idle: compile(&p.idle, "idle")?,
+            title: States {
+                working: compile(&t.working, "title working")?,
+                asking: compile(&t.asking, "title asking")?,
+                idle: compile(&t.idle, "title idle")?,
+            },
+            screen: States {
+                working: compile(&p.working, "working")?,
+                asking: compile(&p.asking, "asking")?,
+                idle: compile(&p.idle, "idle")?,
+            },
             name: p.name,
             agent: p.agent,
             version: p.version,
-            commands: p.commands,
+            processes: p.processes,
+            inline: p.inline,
         });
     }
     Ok(out)
@@ -245,32 +340,183 @@ mod tests {
         s.lines().map(str::to_owned).collect()
     }
 
-    #[test]
-    fn the_shipped_profiles_parse_and_name_their_versions() {
-        let p = Profiles::shipped();
-        for name in ["claude-code", "codex", "aider", "gemini-cli"] {
-            let prof = p.list.iter().find(|x| x.name == name).expect(name);
-            assert!(!prof.version.is_empty() && !prof.agent.is_empty());
-            assert!(!prof.working.is_empty() || name == "aider", "{name}");
+    fn proc(comm: &str, args: &[&str]) -> Proc {
+        Proc {
+            comm: comm.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
         }
     }
 
     #[test]
-    fn working_beats_asking_and_questions_are_cleaned() {
+    fn the_shipped_profiles_parse_and_name_their_releases() {
         let p = Profiles::shipped();
-        let busy = rows("│ Do you want to proceed? │\n✻ Thinking… (esc to interrupt)");
-        let (prof, says) = p.judge(Some("claude"), &busy).unwrap();
-        assert_eq!((prof.name.as_str(), says), ("claude-code", Says::Working));
-        let asking = rows(
-            "╭────────────────────────╮\n│ Do you want to proceed? │\n│ ❯ 1. Yes                │\n│   2. No                 │\n╰────────────────────────╯\n",
-        );
-        let (_, says) = p.judge(Some("python3"), &asking).unwrap();
-        assert_eq!(says, Says::Asking("Do you want to proceed?".into()));
-        assert!(p.judge(None, &rows("just text\n$ ")).is_none());
+        for name in ["claude-code", "codex", "gemini-cli", "qwen-code", "aider"] {
+            let prof = p.get(name).expect(name);
+            assert!(!prof.version.is_empty() && !prof.agent.is_empty());
+            assert!(!prof.screen.asking.is_empty(), "{name}");
+        }
+    }
+
+    /// Which agent runs, from its processes as the releases run them
+    /// (checked 2026-12-04): four run as `node` or a binary of their own.
+    #[test]
+    fn an_agent_is_told_by_its_processes() {
+        let p = Profiles::shipped();
+        let id = |procs: &[Proc]| p.identify(procs).map(|x| x.name.as_str());
+        let claude = [proc("claude", &["claude"])];
+        assert_eq!(id(&claude), Some("claude-code"));
+        let codex = [
+            proc(
+                "node",
+                &["node", "/home/u/.npm/lib/node_modules/.bin/codex"],
+            ),
+            proc(
+                "codex",
+                &[
+                    "/home/u/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
+                ],
+            ),
+        ];
+        assert_eq!(id(&codex), Some("codex"));
+        let gemini = [proc(
+            "node",
+            &[
+                "/usr/bin/node",
+                "--max-old-space-size=12052",
+                "/p/node_modules/.bin/gemini",
+            ],
+        )];
+        assert_eq!(id(&gemini), Some("gemini-cli"));
+        let qwen = [proc(
+            "node",
+            &[
+                "/n22/bin/node",
+                "--expose-gc",
+                "/p/node_modules/@qwen-code/qwen-code/cli.js",
+            ],
+        )];
+        assert_eq!(id(&qwen), Some("qwen-code"));
+        let aider = [proc(
+            "aider",
+            &["/v/bin/python3", "/v/bin/aider", "--model"],
+        )];
+        assert_eq!(id(&aider), Some("aider"));
+        assert_eq!(id(&[proc("node", &["node", "server.js"])]), None);
+        assert_eq!(id(&[proc("vim", &["vim", "claude.txt"])]), None);
+    }
+
+    /// The releases' own screens (tmux 120x40, verbatim rows).
+    #[test]
+    fn each_agent_by_its_own_screen() {
+        let p = Profiles::shipped();
+        let says = |name: &str, screen: &str| p.get(name).unwrap().screen(&rows(screen));
         assert_eq!(
-            clean_row("│ Do you want to proceed? │"),
-            "Do you want to proceed?"
+            says(
+                "claude-code",
+                "✻ Transfiguring… (0s · ↓ 5 tokens)\n────\n❯ \n────\n  ⏸ manual mode on · esc to interrupt"
+            ),
+            Some(Says::Working)
         );
+        assert_eq!(
+            says(
+                "claude-code",
+                " touch x\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow\n   4. No\n\n Esc to cancel · Tab to amend"
+            ),
+            Some(Says::Asking("Do you want to proceed?".into()))
+        );
+        assert_eq!(
+            says(
+                "claude-code",
+                "────\n❯\u{a0} \n────\n  ⏵⏵ auto mode on (shift+tab to cycle) · ← for agents"
+            ),
+            Some(Says::Idle(
+                "⏵⏵ auto mode on (shift+tab to cycle) · ← for agents".into()
+            ))
+        );
+        assert_eq!(
+            says(
+                "gemini-cli",
+                " ⠸ Thinking... (esc to cancel, 7s)      ? for shortcuts\n────\n >   Type your message or @path/to/file"
+            ),
+            Some(Says::Working)
+        );
+        assert_eq!(
+            says(
+                "gemini-cli",
+                "│ ? Shell  touch x │\n│ Allow execution of [Shell]? │\n│ ● 1. Allow once │\n│   3. No, suggest changes (esc) │"
+            ),
+            Some(Says::Asking("Allow execution of [Shell]?".into()))
+        );
+        assert_eq!(
+            says(
+                "qwen-code",
+                "   Allow execution of: 'touch, sleep'?\n   › 1. Yes, allow once\n  ⠏ Waiting for user confirmation..."
+            ),
+            Some(Says::Asking("Allow execution of: 'touch, sleep'?".into()))
+        );
+        assert_eq!(
+            says(
+                "codex",
+                "◦ Working (1s • esc to interrupt)\n› Ask Codex to do anything\n  ← for agents · ? for shortcuts"
+            ),
+            Some(Says::Working)
+        );
+        // aider draws a transcript: an answered question above its next
+        // prompt is over; its command running is work.
+        let q = "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:";
+        assert_eq!(
+            says("aider", &format!("sleep 8; echo done\n{q}")),
+            Some(Says::Asking(q.into()))
+        );
+        assert_eq!(
+            says("aider", &format!("{q} y\nRunning sleep 8; echo done")),
+            Some(Says::Working)
+        );
+        assert_eq!(
+            says(
+                "aider",
+                &format!("{q} y\nRunning sleep 8\ndone\nAdded 2 lines\n────\ndiff> ")
+            ),
+            Some(Says::Idle("diff>".into()))
+        );
+        assert_eq!(says("aider", "────\n> "), Some(Says::Idle(">".into())));
+    }
+
+    /// Titles decide at once: Codex's spinner while it works (also while
+    /// it streams, with no working row on its screen), Gemini CLI's and
+    /// Qwen Code's words and glyphs.
+    #[test]
+    fn titles_say_what_agents_do() {
+        let p = Profiles::shipped();
+        let t = |name: &str, title: &str| p.get(name).unwrap().title(title);
+        assert_eq!(
+            t("codex", "⠹ hello there | proj-codex"),
+            Some(Says::Working)
+        );
+        assert!(matches!(
+            t("codex", "[ ! ] Action Required | hello | proj"),
+            Some(Says::Asking(_))
+        ));
+        assert_eq!(t("codex", "hello there | proj-codex"), None);
+        assert_eq!(
+            t("gemini-cli", "✦  Working… (proj)          "),
+            Some(Says::Working)
+        );
+        assert!(matches!(
+            t("gemini-cli", "✋  Action Required (proj)"),
+            Some(Says::Asking(_))
+        ));
+        assert!(matches!(
+            t("gemini-cli", "◇  Ready (proj)"),
+            Some(Says::Idle(_))
+        ));
+        assert_eq!(t("qwen-code", "◐\u{fe0e} Qwen - proj"), Some(Says::Working));
+        assert!(matches!(
+            t("qwen-code", "✳\u{fe0e} Qwen - proj"),
+            Some(Says::Asking(_))
+        ));
+        assert!(matches!(t("qwen-code", "Qwen - proj"), Some(Says::Idle(_))));
+        assert_eq!(t("claude-code", "✳ Claude Code"), None);
     }
 
     #[test]
@@ -286,10 +532,10 @@ mod tests {
         let p = Profiles::load(Some(&f)).unwrap();
         assert_eq!(p.names()[0], "claude-code");
         assert_eq!(p.names().iter().filter(|n| **n == "claude-code").count(), 1);
-        let (prof, says) = p.judge(None, &rows("x\nshall i?")).unwrap();
+        let prof = p.get("claude-code").unwrap();
         assert_eq!(
-            (prof.version.as_str(), says),
-            ("9.9", Says::Asking("shall i?".into()))
+            (prof.version.as_str(), prof.screen(&rows("x\nshall i?"))),
+            ("9.9", Some(Says::Asking("shall i?".into())))
         );
         for bad in [
             "{",

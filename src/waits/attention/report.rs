@@ -19,8 +19,10 @@ pub struct PaneReport {
     pub question: Option<String>,
     pub command: Option<String>,
     pub exit_status: Option<i32>,
-    /// The profile that recognised a full-screen agent.
+    /// The coding agent in the pane (its profile's name).
     pub agent: Option<String>,
+    /// What said so: `kernel`, `stream`, `screen`, `title`, `hook`, `tmux`.
+    pub source: &'static str,
     /// The line a `--pattern` matched.
     pub line: Option<String>,
     /// When the pane entered its state (seconds since the epoch).
@@ -55,6 +57,7 @@ impl PaneReport {
             command: s.command.clone(),
             exit_status: s.exit_status,
             agent: s.agent.clone(),
+            source: s.source,
             line: None,
             since: s.since,
             tail: None,

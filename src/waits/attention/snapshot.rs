@@ -3,7 +3,8 @@
 //! single look can tell: a running command's start, else the terminal's
 //! last write, which the kernel keeps to 8 seconds.
 
-use super::machine::{Found, Look, State, Status, Verdict, judge};
+use super::judge::{Look, Verdict, judge};
+use super::machine::{Found, State, Status};
 use super::pane::{STILL, last_write_age, now_secs};
 use super::report::{PaneReport, PanesResult};
 use super::targets;
@@ -17,12 +18,12 @@ use regex::Regex;
 /// line is still empty.
 const LAG_TRIES: u32 = 5;
 
-const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}\t#{window_activity}";
+const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}\t#{window_activity}\t#{pane_title}";
 
 pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
     let rows = targets::select(&targets::list(&req.socket)?, &scopes);
-    let re = Regex::new(crate::waits::command::DEFAULT_PROMPTS).expect("the prompts are valid");
+    let re = Regex::new(crate::engine::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
     let mut out = Vec::new();
     for r in rows {
         let s = look(&req.socket, &r, req, &re);
@@ -105,16 +106,18 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         command: found.command,
         exit_status,
         agent: found.agent,
+        source: found.source,
         since,
     };
     let written = last_write_age(&r.tty).map_or(now, |a| now - a.as_secs_f64());
     if r.dead || f.first() != Some(&t.as_str()) {
         let f = Found {
-            state: State::Exited,
-            reason: if r.dead { "pane_dead" } else { "pane_closed" },
-            question: None,
-            command: None,
-            agent: None,
+            source: "tmux",
+            ..Found::new(
+                State::Exited,
+                if r.dead { "pane_dead" } else { "pane_closed" },
+                None,
+            )
         };
         // (A zombie tmux has not reaped yet: the kernel keeps its status.)
         let exit = field(4)
@@ -130,7 +133,20 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     l.redrawing = l.reads == Some(Reads::Keys { timed: true })
         && field(6)
             .parse::<f64>()
-            .is_ok_and(|t| now - t < super::machine::DISPLAY_QUIET.as_secs_f64() + 1.0);
+            .is_ok_and(|t| now - t < super::judge::DISPLAY_QUIET.as_secs_f64() + 1.0);
+    // A coding agent: which (its processes), and its title as tmux keeps
+    // it (its hooks reach only a watch's stream).
+    if let (Some(Reads::Keys { .. } | Reads::Line { .. }), Some(fg)) =
+        (l.reads, crate::sys::procfs::foreground_group(r.pane_pid))
+    {
+        let procs = super::pane::foreground_procs(r.pane_pid, fg);
+        l.agent = req.profiles.identify(&procs).map(|p| p.name.clone());
+        if l.agent.is_some() {
+            l.redrawing = false;
+            l.title = Some(field(7).to_owned());
+            l.title_age = std::time::Duration::MAX;
+        }
+    }
     if !shell::proc_available() {
         let shell_name = shell::program_name(r.pane_pid).unwrap_or_default();
         l.shell_fg = Some(field(3) == shell_name);
@@ -140,11 +156,9 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     let found = match judge(&l, Some(&screen), p, re, STILL) {
         Verdict::Is(f) => f,
         _ => Found {
-            state: State::Asking,
-            reason: "reads_keys",
-            question: None,
-            command: l.command.clone(),
-            agent: None,
+            agent: l.agent.clone(),
+            source: "screen",
+            ..Found::new(State::Asking, "reads_keys", l.command.clone())
         },
     };
     match found.state {

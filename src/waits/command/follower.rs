@@ -152,7 +152,7 @@ pub(super) fn command_status_since(socket: &Socket, pane: &str, since: u64) -> O
 /// state, which drops records of processes that are gone.)
 pub(super) fn follower_alive(socket: &Socket, id: &str) -> bool {
     let label = follower_label(id);
-    crate::waits::watch::store_for(socket).is_ok_and(|s| {
+    crate::waits::store::store_for(socket).is_ok_and(|s| {
         s.watches()
             .iter()
             .any(|w| w.kind == "run" && w.label == label)
@@ -172,7 +172,7 @@ pub fn follow_run(common: &Common, id: &str, mark: Option<String>) -> Result<()>
     // Listed by `tmux-wait list` (kind "run"), ended by `tmux-wait cancel`,
     // and found by `output` (see `follower_alive`): recorded before it
     // joins the pane's stream, so it is never alive and unrecorded.
-    let store = crate::waits::watch::store_for(&common.socket)?;
+    let store = crate::waits::store::store_for(&common.socket)?;
     let watch_id = crate::state::new_id();
     store.add(&crate::state::WatchRecord {
         id: watch_id.clone(),

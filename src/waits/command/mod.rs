@@ -13,7 +13,7 @@
 
 use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
-use crate::engine::shell::{self, Reads};
+use crate::engine::shell::{self, DEFAULT_PROMPTS, Reads};
 use crate::engine::stream::StreamSource;
 use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::engine::{CursorRead, Setup};
@@ -102,10 +102,6 @@ fn wrapper_rows(rows: &[String], id: &str) -> Option<(usize, Option<String>)> {
     }
     None
 }
-
-/// Interactive programs' prompts, matched against the unfinished last line
-/// (trailing spaces removed).
-pub(crate) const DEFAULT_PROMPTS: &str = r"^(>>>|\.\.\.|\(gdb\)|\(Pdb\)|\(lldb\)|\(dlv\)|In \[\d+\]:|irb\([^)]*\):\d+:\d+[>*]|sqlite>|mysql>|MariaDB \[[^\]]*\]>|[\w-]+[=-][#>]|>|\?)$";
 
 /// What both subcommands share.
 #[derive(Debug, Clone)]
@@ -491,7 +487,7 @@ impl Follow {
                         source: ExitSource::Osc133,
                     });
                 }
-                Item::Mark(Mark::CommandDone(_)) => {}
+                Item::Mark(Mark::CommandDone(_) | Mark::Agent(..)) => {}
             }
         }
         if let Some(s) = &mut self.saver

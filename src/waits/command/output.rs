@@ -141,7 +141,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     // Its follower leaves the status in a pane option.
     f.run = rec.as_ref().and_then(|r| r.run.clone());
     if let Some(id) = f.run.clone() {
-        f.store = crate::waits::watch::store_of(&c.socket, &f.pane).ok();
+        f.store = crate::waits::store::store_of(&c.socket, &f.pane).ok();
         pending_run_status(&mut f, &c.socket, &id)?;
         // It ended, and something else has started since (a command typed
         // after it): its status is not the end of what runs now. An end

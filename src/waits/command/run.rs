@@ -264,7 +264,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     f.run_only = true;
     // Where the shell also leaves the status (for a wait that can no
     // longer read the stream); old ones nobody took are dropped.
-    f.store = crate::waits::watch::store_of(&c.socket, &f.pane).ok();
+    f.store = crate::waits::store::store_of(&c.socket, &f.pane).ok();
     let status_file = f.store.as_ref().map(|s| {
         s.sweep_run_statuses(STATUS_FILES_KEPT);
         s.run_status_path(&id).to_string_lossy().into_owned()

@@ -63,13 +63,7 @@ pub(super) fn just_forked(pane: &PaneInfo, look: &Look) -> bool {
 }
 
 pub(super) fn working(command: Option<String>) -> Found {
-    Found {
-        state: State::Working,
-        reason: "running",
-        question: None,
-        command,
-        agent: None,
-    }
+    Found::new(State::Working, "running", command)
 }
 
 /// Without a stream: the cursor's line and the screen mode from tmux.
@@ -104,7 +98,7 @@ pub(super) fn window_wrote_lately(ctx: &Ctx, pane: &PaneInfo) -> bool {
         .unwrap_or(0);
     t.trim()
         .parse::<u64>()
-        .is_ok_and(|t| now.saturating_sub(t) < super::super::machine::DISPLAY_QUIET.as_secs() + 1)
+        .is_ok_and(|t| now.saturating_sub(t) < super::super::judge::DISPLAY_QUIET.as_secs() + 1)
 }
 
 /// The visible screen, row by row.

@@ -1,7 +1,7 @@
 //! A pane's timers: when to look at it next, and why.
 
 use super::*;
-use crate::waits::attention::machine::DISPLAY_QUIET;
+use crate::waits::attention::judge::DISPLAY_QUIET;
 
 #[derive(Debug)]
 pub(super) struct Timers {

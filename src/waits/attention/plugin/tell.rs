@@ -92,6 +92,7 @@ mod tests {
             command: Some("make".into()),
             exit_status: exit,
             agent: None,
+            source: "kernel",
             since: 0.0,
         };
         let c = Change {
