@@ -42,6 +42,11 @@ impl Needed {
         }
     }
 
+    /// No line is needed (a regex that matches nothing).
+    pub fn none() -> Self {
+        Self::new(r"[^\s\S]".to_owned(), true)
+    }
+
     /// The regex, compiled on the first call; None if it cannot be.
     pub fn regex(&self) -> Option<&regex::bytes::Regex> {
         self.re

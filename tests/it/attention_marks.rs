@@ -145,6 +145,8 @@ fn new_windows_are_not_marked_and_a_command_after_is() {
     });
     s.type_line(&panes[2], "true");
     s.wait_until(&panes[2], "its mark", || segment(&s) == "⚑1 main:3 prompt");
+    // (Told right after the mark is set.)
+    wait_told(&s, |m| m.contains(&format!("main:3 {} prompt", panes[2])));
     let told = notifications(&s);
     assert_eq!(told.len() - before, 1, "{told:?}");
     for p in panes.iter().chain([&here]) {

@@ -14,6 +14,7 @@ use crate::engine::shell::{self, Reads, line_editor_active, tty_width};
 use crate::engine::vt::{Entry, Hint, Item, LineTracker};
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
+use crate::matcher::Needed;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::Read as _;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -56,7 +57,11 @@ pub enum Read {
 impl Feed {
     /// Connect to the hub for `pane` and take its entry (blocking, up to
     /// `deadline`); the stream starts here.
-    pub fn open(socket: &Socket, pane: &PaneInfo, deadline: Instant) -> Result<Feed> {
+    /// `lines`: the watch looks at every line (a `--pattern`); without,
+    /// the plain lines of a flood are counted and not made (only lines
+    /// with escape sequences, and each chunk's last, are: what an agent's
+    /// busy line, a question or a prompt are drawn with).
+    pub fn open(socket: &Socket, pane: &PaneInfo, lines: bool, deadline: Instant) -> Result<Feed> {
         let req = Request {
             hello: hub::HELLO.to_owned(),
             pane: pane.pane_id.clone(),
@@ -120,6 +125,10 @@ impl Feed {
                 return Err(Error::new(crate::engine::stream::kind_from(&kind), message));
             }
         };
+        let mut tracker = tracker;
+        if !lines {
+            tracker.set_needed(Some(std::sync::Arc::new(Needed::none())), 1);
+        }
         crate::sys::set_nonblocking(conn.as_raw_fd())
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         Ok(Feed {

@@ -74,6 +74,8 @@ enum Msg {
 struct Job {
     pane: PaneInfo,
     opening: u64,
+    /// The watch looks at every line (it has patterns).
+    lines: bool,
 }
 
 /// Wakes the loop from another thread.
@@ -146,7 +148,7 @@ impl Openers {
                         }
                     };
                     let deadline = Instant::now() + Duration::from_secs(10);
-                    let result = Feed::open(&socket, &job.pane, deadline).map(Box::new);
+                    let result = Feed::open(&socket, &job.pane, job.lines, deadline).map(Box::new);
                     let m = Msg::Opened {
                         pane: job.pane.pane_id.clone(),
                         opening: job.opening,
@@ -259,6 +261,7 @@ impl Watch {
         self.openers.open(Job {
             pane: e.pane.pane.clone(),
             opening: e.opening,
+            lines: !self.ctx.patterns.is_empty(),
         });
     }
 
