@@ -295,11 +295,27 @@ impl ReaderProbe {
             // reader takes it; another writer's line goes the other way
             // and leaves the queue empty. That holds however late the
             // reader gets to run.
-            if tty::input_waiting(&self.tty) == Some(true) {
-                woke = Some(true);
+            //
+            // So a queue seen empty after the line ended, with the reader
+            // seen not to have taken a line (looked at again after the
+            // queue, so that a read between the two is seen), is another
+            // writer's line, at once. Only where the queue cannot be asked
+            // is the reader watched for a while.
+            match tty::input_waiting(&self.tty) {
+                Some(true) => woke = Some(true),
+                Some(false) => {
+                    l = self.look();
+                    if l.took == Some(true) || l.wrote > 0 {
+                        woke = Some(true);
+                    }
+                }
+                None => {}
             }
             let until = Instant::now() + SETTLE;
-            while woke == Some(false) && Instant::now() < until {
+            while woke == Some(false)
+                && tty::input_waiting(&self.tty).is_none()
+                && Instant::now() < until
+            {
                 std::thread::sleep(Duration::from_millis(1));
                 l = self.look();
                 if l.took == Some(true) || l.wrote > 0 {
