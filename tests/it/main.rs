@@ -4,6 +4,7 @@
 mod common;
 
 mod agent_hooks;
+mod agents;
 mod attention;
 mod attention_all_day;
 mod attention_marks;

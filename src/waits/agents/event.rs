@@ -48,12 +48,24 @@ pub fn kind_of(ev: &Value) -> Option<Kind> {
         }
         "Notification" => match ev.get("notification_type").and_then(Value::as_str) {
             Some("idle_prompt") => Some(Kind::Idle(text(ev.get("message")))),
+            // (Gemini CLI's names the tool and its command in `details`.)
+            Some("ToolPermission") => {
+                let d = ev.get("details");
+                let (title, cmd) = (
+                    text(d.and_then(|d| d.get("title"))),
+                    text(d.and_then(|d| d.get("command"))),
+                );
+                Some(Kind::Asking(if title.is_empty() || cmd.is_empty() {
+                    text(ev.get("message"))
+                } else {
+                    format!("{title}: {cmd}")
+                }))
+            }
             Some(
                 "permission_prompt"
                 | "elicitation_dialog"
                 | "agent_needs_input"
-                | "worker_permission_prompt"
-                | "ToolPermission",
+                | "worker_permission_prompt",
             ) => Some(Kind::Asking(text(ev.get("message")))),
             _ => None,
         },
@@ -182,8 +194,12 @@ mod tests {
             "notification_type": "idle_prompt"});
         assert!(matches!(kind_of(&idle), Some(Kind::Idle(_))));
         let gemini = json!({"hook_event_name": "Notification", "notification_type": "ToolPermission",
-            "message": "Tool Confirm Shell Command requires execution"});
-        assert!(matches!(kind_of(&gemini), Some(Kind::Asking(_))));
+            "message": "Tool Confirm Shell Command requires execution",
+            "details": {"type": "exec", "title": "Confirm Shell Command", "command": "touch x"}});
+        assert_eq!(
+            kind_of(&gemini),
+            Some(Kind::Asking("Confirm Shell Command: touch x".into()))
+        );
         for working in [
             "UserPromptSubmit",
             "PostToolUse",

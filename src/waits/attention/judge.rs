@@ -41,6 +41,8 @@ pub struct Look {
     pub title_age: Duration,
     /// What the agent's own hook said last, and how long ago.
     pub hook: Option<(Says, Duration)>,
+    /// How long the agent's process has run.
+    pub agent_age: Duration,
 }
 
 /// What a look says.
@@ -55,6 +57,9 @@ pub enum Verdict {
     Settle(Duration),
     /// Decide from the screen.
     NeedScreen,
+    /// Look again in this long (a coding agent starting, its screen not
+    /// drawn yet).
+    Wait(Duration),
 }
 
 /// A REPL's prompt counts once the pane has been still this long: it may
@@ -135,8 +140,20 @@ pub fn judge(
                 ..Found::asking("reads_keys", &last_row(rows).unwrap_or_default(), cmd)
             })
         }
-        Some(Reads::Nothing) => Verdict::Is(Found::new(State::Working, "running", cmd)),
-        // No /proc: what tmux and the stream say.
+        // A coding agent at work on its own (drawing, thinking): its own
+        // signals still say which state it is in.
+        Some(Reads::Nothing) => match look.agent.as_deref().and_then(|n| profiles.get(n)) {
+            Some(p) => agent(look, screen, p, still_for, cmd),
+            None => Verdict::Is(Found::new(State::Working, "running", cmd)),
+        },
+        // The kernel cannot say this time (processes coming and going), or
+        // there is no /proc: a coding agent by its own signals; else what
+        // tmux and the stream say.
+        Some(Reads::Unknown) | None
+            if let Some(p) = look.agent.as_deref().and_then(|n| profiles.get(n)) =>
+        {
+            agent(look, screen, p, still_for, cmd)
+        }
         Some(Reads::Unknown) | None => {
             if look.shell_fg == Some(true) {
                 Verdict::Is(Found::new(State::Prompt, "at_prompt", None))
@@ -166,6 +183,10 @@ pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 /// drawn (Codex: 1 ms): the screen is looked at again for its words until
 /// this long after the title was set.
 pub const TITLE_SETTLE: Duration = Duration::from_millis(150);
+/// An agent that has run less than this and whose screen says nothing its
+/// profile knows is starting (the shell's command line still under its
+/// cursor): no state is reported from that screen.
+pub const AGENT_START: Duration = Duration::from_secs(5);
 
 /// A coding agent's pane (its profile `p`): its own signals in order of
 /// trust (its hook, lately; its title; its busy line in the stream; its
@@ -195,6 +216,12 @@ fn agent(
     {
         return is(says, "hook");
     }
+    // A question the hook put in the agent's own words keeps them while
+    // its screen shows it (no second report for the same question).
+    let hooks_words = |says: Says, source: &'static str| match (&says, &look.hook) {
+        (Says::Asking(_), Some((h @ Says::Asking(w), _))) if !w.is_empty() => is(h, "hook"),
+        _ => is(&says, source),
+    };
     match look.title.as_deref().and_then(|t| p.title(t)) {
         Some(Says::Asking(_)) => {
             // Its words are the screen's question, once drawn.
@@ -202,9 +229,24 @@ fn agent(
                 return Verdict::NeedScreen;
             };
             return match p.screen(rows) {
-                Some(q @ Says::Asking(_)) => is(&q, "title"),
+                Some(q @ Says::Asking(_)) => hooks_words(q, "title"),
                 _ if look.title_age < TITLE_SETTLE => Verdict::Settle(Duration::from_millis(20)),
-                _ => is(&Says::Asking(String::new()), "title"),
+                _ => hooks_words(Says::Asking(String::new()), "title"),
+            };
+        }
+        Some(Says::Idle(_)) => {
+            // Ready, says the title; a dialog on the screen says otherwise
+            // (a first run's trust and key screens keep the title idle).
+            let Some(rows) = screen else {
+                return Verdict::NeedScreen;
+            };
+            return match p.screen(rows) {
+                Some(q @ Says::Asking(_)) => hooks_words(q, "screen"),
+                Some(i @ Says::Idle(_)) => is(&i, "title"),
+                // (Starting: the title is set before its first screen,
+                // which may be a dialog, is drawn.)
+                _ if look.agent_age < AGENT_START => Verdict::Wait(Duration::from_millis(250)),
+                _ => is(&Says::Idle(String::new()), "title"),
             };
         }
         Some(says) => return is(&says, "title"),
@@ -220,8 +262,16 @@ fn agent(
         return Verdict::NeedScreen;
     };
     match (p.screen(rows), &look.hook) {
-        (Some(says), _) => is(&says, "screen"),
+        (Some(says), _) => hooks_words(says, "screen"),
         (None, Some((says, _))) => is(says, "hook"),
+        (None, None) if look.agent_age < AGENT_START => Verdict::Wait(Duration::from_millis(250)),
+        // Nothing it says, and nobody reads its terminal: at work (aider
+        // streaming an answer draws no busy line).
+        (None, None) if look.reads == Some(Reads::Nothing) => Verdict::Is(Found {
+            agent: Some(p.name.clone()),
+            source: "kernel",
+            ..Found::new(State::Working, "agent_working", cmd)
+        }),
         (None, None) => Verdict::Is(Found {
             agent: Some(p.name.clone()),
             source: "screen",
@@ -399,6 +449,21 @@ mod tests {
         let f = found(j(&agent_look("claude-code"), Some(&trust)));
         assert_eq!((f.state, f.reason), (State::Asking, "agent_question"));
         assert!(f.question.unwrap().starts_with("Quick safety check:"));
+        // Gemini CLI's title says Ready while its first run's trust
+        // question is on the screen: the screen's question.
+        let mut l = agent_look("gemini-cli");
+        l.title = Some("◇  Ready (proj)".into());
+        assert_eq!(j(&l, None), Verdict::NeedScreen);
+        let trust =
+            rows("│ Do you trust the files in this folder? │\n│ ● 1. Trust folder (proj) │");
+        let f = found(j(&l, Some(&trust)));
+        assert_eq!((f.reason, f.source), ("agent_question", "screen"));
+        // Its process drawing (the kernel sees it run) is no news either
+        // way: still drawing is not still.
+        let mut l = agent_look("claude-code");
+        l.reads = Some(Reads::Nothing);
+        l.still = Duration::from_millis(30);
+        assert_eq!(j(&l, None), Verdict::NotStill);
         // A still screen of a program no profile knows: the general rule.
         let mut l = look(Reads::Keys { timed: false }, "", "node");
         l.still = STILL;

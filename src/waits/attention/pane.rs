@@ -457,7 +457,7 @@ impl PaneWatch {
         if !self.keys_fg {
             self.timers.forget_redraws();
         }
-        if matches!(look.reads, Some(Reads::Keys { .. } | Reads::Line { .. })) {
+        if look.reads.is_some_and(|r| r != Reads::Prompt) {
             self.agent.agent(&ctx.profiles, self.pane.pane_pid);
         }
         self.agent.fill(&mut look, now, STILL);
@@ -531,6 +531,11 @@ impl PaneWatch {
                     {
                         return;
                     }
+                    // (An agent drawing: at work, as its own.)
+                    _ if look.agent.is_some() => Found {
+                        agent: look.agent.clone(),
+                        ..Found::new(State::Working, "agent_working", look.command.clone())
+                    },
                     _ => working(look.command.clone()),
                 }
             }
@@ -541,6 +546,10 @@ impl PaneWatch {
             },
             Verdict::Settle(d) => {
                 self.timers.probe = Some(self.timers.last_data + d);
+                return;
+            }
+            Verdict::Wait(d) => {
+                self.timers.probe = Some(now + d);
                 return;
             }
         };

@@ -261,8 +261,10 @@ impl Profiles {
 /// characters at either end and surrounding blanks removed, at most 200
 /// characters.
 pub fn clean_row(row: &str) -> String {
+    // (And a scrollbar's column at the edge: Qwen Code draws one.)
     const FRAME: &[char] = &[
-        '│', '┃', '║', '╭', '╮', '╰', '╯', '─', '━', '═', '┌', '┐', '└', '┘', '├', '┤', '|',
+        '│', '┃', '║', '╭', '╮', '╰', '╯', '─', '━', '═', '┌', '┐', '└', '┘', '├', '┤', '|', '█',
+        '▐', '▌', '▕', '▏', '░', '▒', '▓',
     ];
     let s = row.trim().trim_matches(FRAME).trim();
     let mut out: String = s.chars().take(200).collect();

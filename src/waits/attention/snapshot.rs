@@ -136,12 +136,13 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
             .is_ok_and(|t| now - t < super::judge::DISPLAY_QUIET.as_secs_f64() + 1.0);
     // A coding agent: which (its processes), and its title as tmux keeps
     // it (its hooks reach only a watch's stream).
-    if let (Some(Reads::Keys { .. } | Reads::Line { .. }), Some(fg)) =
-        (l.reads, crate::sys::procfs::foreground_group(r.pane_pid))
+    if let (Some(reads), Some(fg)) = (l.reads, crate::sys::procfs::foreground_group(r.pane_pid))
+        && reads != Reads::Prompt
     {
         let procs = super::pane::foreground_procs(r.pane_pid, fg);
         l.agent = req.profiles.identify(&procs).map(|p| p.name.clone());
         if l.agent.is_some() {
+            l.agent_age = crate::sys::procfs::age(fg).unwrap_or(std::time::Duration::MAX);
             l.redrawing = false;
             l.title = Some(field(7).to_owned());
             l.title_age = std::time::Duration::MAX;
@@ -155,6 +156,12 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     let p: &Profiles = &req.profiles;
     let found = match judge(&l, Some(&screen), p, re, STILL) {
         Verdict::Is(f) => f,
+        // A coding agent starting, its first screen not drawn yet.
+        Verdict::Wait(_) => Found {
+            agent: l.agent.clone(),
+            source: "screen",
+            ..Found::new(State::Working, "agent_working", l.command.clone())
+        },
         _ => Found {
             agent: l.agent.clone(),
             source: "screen",

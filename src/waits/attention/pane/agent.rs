@@ -11,11 +11,16 @@ use std::time::{Duration, Instant};
 
 /// The most processes of a pane looked at for which agent runs.
 const TREE_CAP: usize = 64;
+/// A foreground program this old has its arguments in place: one that is
+/// no agent then is none.
+const SETTLED: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Default)]
 pub(super) struct AgentSignals {
-    /// The foreground group last looked at, and the agent found in it.
-    identified: Option<(u32, Option<String>)>,
+    /// The foreground group last looked at (its leader, and the leader's
+    /// program name: a fork of the shell becomes the agent at its exec),
+    /// and the agent found in it.
+    identified: Option<((u32, String), Option<String>)>,
     /// When the agent's working text last went by in the stream.
     busy: Option<Instant>,
     /// The title as the stream last set it, how many times it was set,
@@ -32,7 +37,15 @@ impl AgentSignals {
     /// knows).
     pub(super) fn agent(&mut self, profiles: &Profiles, pane_pid: u32) -> Option<&str> {
         let fg = procfs::foreground_group(pane_pid)?;
-        if self.identified.as_ref().is_none_or(|(g, _)| *g != fg) {
+        let key = (fg, procfs::comm(fg).unwrap_or_default());
+        // (A program found to be no agent is looked at again while it is
+        // young: its arguments may not have been readable mid-exec.)
+        let young = || procfs::age(fg).is_none_or(|a| a < SETTLED);
+        if self
+            .identified
+            .as_ref()
+            .is_none_or(|(k, a)| *k != key || (a.is_none() && young()))
+        {
             let procs = group(pane_pid, fg);
             let found = profiles.identify(&procs).map(|p| p.name.clone());
             // Another agent than before: what the last one said is not
@@ -42,7 +55,7 @@ impl AgentSignals {
                 self.busy = None;
                 self.hook = None;
             }
-            self.identified = Some((fg, found));
+            self.identified = Some((key, found));
         }
         self.agent_name_ref()
     }
@@ -107,6 +120,11 @@ impl AgentSignals {
         look.title.clone_from(&self.title);
         look.title_age = self.title_at.map_or(Duration::MAX, |t| now - t);
         look.hook = self.hook.as_ref().map(|(s, t)| (s.clone(), now - *t));
+        look.agent_age = self
+            .identified
+            .as_ref()
+            .and_then(|((fg, _), _)| procfs::age(*fg))
+            .unwrap_or(Duration::MAX);
     }
 }
 
