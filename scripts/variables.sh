@@ -41,6 +41,12 @@ profiles_option="@tmux-wait-profiles"          # a file of agent profiles, tried
 profiles_default=""
 icon_attention_option="@tmux-wait-icon-attention"
 icon_attention_default="⚑"
+hosts_option="@tmux-wait-hosts"                # other hosts, space-separated: [user@]host[:socket]
+hosts_default=""
+servers_option="@tmux-wait-servers"            # other tmux servers here, space-separated: names or paths
+servers_default=""
+ssh_config_option="@tmux-wait-ssh-config"      # an ssh config file for the hosts
+ssh_config_default=""
 
 # Channel hooks: set -g @tmux-wait-hook-NAME notify (or a tmux command).
 hook_prefix="@tmux-wait-hook-"

@@ -21,18 +21,23 @@ pub use help::*;
     after_help = EXIT_CODES
 )]
 pub struct Cli {
-    /// tmux socket name, as tmux -L (default: the server in $TMUX, else tmux's default)
+    /// tmux socket name, as tmux -L (default: the server in $TMUX, else tmux's default); any and panes take several
     #[arg(
         short = 'L',
         global = true,
         value_name = "SOCKET_NAME",
-        conflicts_with = "socket_path"
+        action = clap::ArgAction::Append
     )]
-    pub socket_name: Option<String>,
+    pub socket_name: Vec<String>,
 
-    /// tmux socket path, as tmux -S
-    #[arg(short = 'S', global = true, value_name = "SOCKET_PATH")]
-    pub socket_path: Option<PathBuf>,
+    /// tmux socket path, as tmux -S; any and panes take several
+    #[arg(
+        short = 'S',
+        global = true,
+        value_name = "SOCKET_PATH",
+        action = clap::ArgAction::Append
+    )]
+    pub socket_path: Vec<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -103,6 +108,9 @@ pub enum Command {
     /// Add tmux-wait's hook to coding agents' settings (beside your own hooks), or remove exactly it
     #[command(after_help = AGENTS_HELP)]
     Agents(AgentsArgs),
+    /// Other hosts, through ssh: check them, install tmux-wait there, run a command of it there
+    #[command(after_help = REMOTE_HELP)]
+    Remote(RemoteArgs),
     /// Say in the agent's pane what its hook's event means (run by the agent's hook, event as JSON on stdin)
     #[command(hide = true)]
     AgentEvent(AgentEventArgs),
@@ -127,6 +135,72 @@ pub enum AgentsCommand {
         #[arg(required = true, value_name = "AGENT")]
         agents: Vec<String>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RemoteArgs {
+    #[command(subcommand)]
+    pub command: RemoteCommand,
+
+    /// An ssh config file for every ssh this runs (default: $TMUX_WAIT_SSH_CONFIG, else ssh's own)
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "TMUX_WAIT_SSH_CONFIG",
+        hide_env_values = true
+    )]
+    pub ssh_config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RemoteCommand {
+    /// Say, for each host, whether it is reached and which tmux-wait it runs
+    Check {
+        /// A host as ssh takes it, user@host:socket (the user and the socket are optional)
+        #[arg(required = true, value_name = "HOST")]
+        hosts: Vec<String>,
+        /// Print one JSON object per host
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy this tmux-wait to ~/.local/bin/tmux-wait on HOST (when its system and machine match this build's)
+    Install {
+        /// A host as ssh takes it, user@host (the user is optional)
+        #[arg(value_name = "HOST")]
+        host: String,
+    },
+    /// Run tmux-wait with ARGS on HOST through the shared ssh connection, with its output and exit status
+    Exec {
+        /// A host, user@host:socket (optional user and socket: the socket is passed to the command as -L or -S)
+        #[arg(value_name = "HOST")]
+        host: String,
+        /// The command and its options (after --)
+        #[arg(required = true, num_args = 1.., last = true, value_name = "ARGS")]
+        args: Vec<String>,
+    },
+}
+
+/// Where `any` and `panes` look beyond one server: the global `-L`/`-S`
+/// (several), every server of this user, other hosts.
+#[derive(Debug, Clone, Args)]
+pub struct ManyArgs {
+    /// Every tmux server of this user that runs on this host (a live socket in tmux's socket directory)
+    #[arg(long)]
+    pub all_servers: bool,
+
+    /// Also the panes of another host, through ssh (repeatable): user@host:socket, the user and the socket optional; its panes are HOST/%N
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+
+    /// An ssh config file for the hosts (default: $TMUX_WAIT_SSH_CONFIG, else ssh's own)
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "TMUX_WAIT_SSH_CONFIG",
+        hide_env_values = true
+    )]
+    pub ssh_config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -188,6 +262,13 @@ pub struct AnyArgs {
     /// Print one JSON object per change of any pane, until the timeout
     #[arg(long)]
     pub ndjson: bool,
+
+    #[command(flatten)]
+    pub many: ManyArgs,
+
+    /// With --ndjson: print {"event":"armed"} once every pane is watched (for a tmux-wait that merges these lines from another host)
+    #[arg(long, hide = true, requires = "ndjson")]
+    pub mark_armed: bool,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +292,9 @@ pub struct PanesArgs {
     /// Print one JSON object on stdout: {\"panes\": [...]}
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub many: ManyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -236,6 +320,13 @@ pub enum AttentionCommand {
     Visit,
     /// Move a client to the next pane that needs someone
     Next {
+        #[arg(short = 'c', long, value_name = "CLIENT")]
+        client: Option<String>,
+    },
+    /// Go to a pane on another server or host that needs someone (the menu's items)
+    Go {
+        /// The pane's id, hex-encoded
+        id: String,
         #[arg(short = 'c', long, value_name = "CLIENT")]
         client: Option<String>,
     },

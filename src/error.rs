@@ -87,6 +87,11 @@ pub enum Kind {
     /// (`EMFILE`, `ENFILE`): the wait could not start. Waits already
     /// running go on.
     TooManyOpenFiles,
+    /// A host could not be reached through ssh, or its connection
+    /// dropped (ssh's own message says why).
+    HostUnreachable,
+    /// A host runs no tmux-wait, or one older than this.
+    NoHelper,
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
 }
@@ -108,6 +113,8 @@ impl Kind {
             Kind::Busy => "busy",
             Kind::PipeBusy => "pipe_busy",
             Kind::TooManyOpenFiles => "too_many_open_files",
+            Kind::HostUnreachable => "host_unreachable",
+            Kind::NoHelper => "no_helper",
             Kind::Interrupted(_) => "interrupted",
         }
     }

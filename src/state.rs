@@ -95,6 +95,29 @@ fn private_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// tmux-wait's private directory for what belongs to no one server (the
+/// ssh connections' sockets): `$XDG_RUNTIME_DIR/tmux-wait`, else
+/// `tmux-wait` in tmux's own per-user socket directory (`$TMUX_TMPDIR` or
+/// /tmp, `tmux-UID`), then `sub` inside it; each made 0700 and checked as
+/// ours.
+pub fn user_dir(sub: &str) -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d).join("tmux-wait"),
+        None => {
+            let tmp = std::env::var_os("TMUX_TMPDIR")
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| "/tmp".into());
+            let tmux = PathBuf::from(tmp).join(format!("tmux-{}", current_uid()));
+            private_dir(&tmux)?;
+            tmux.join("tmux-wait")
+        }
+    };
+    private_dir(&base)?;
+    let dir = base.join(sub);
+    private_dir(&dir)?;
+    Ok(dir)
+}
+
 /// Remove the directories of servers that are gone (their pid no longer
 /// runs) when they hold nothing but lock files, so servers coming and going
 /// leave nothing behind. One that still holds a record is left alone, and so

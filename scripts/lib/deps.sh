@@ -77,4 +77,10 @@ tw_ensure_test_deps() {
         tw_apt_install "${programs[@]}" ||
             echo "tmux-wait: the tests for ${programs[*]} will be skipped" >&2
     fi
+    # The remote tests start their own sshd on 127.0.0.1 (a test whose
+    # sshd is missing is skipped and says so).
+    if [ ! -x /usr/sbin/sshd ]; then
+        tw_apt_install openssh-server ||
+            echo "tmux-wait: the tests of other hosts (tests/it/remote.rs) will be skipped" >&2
+    fi
 }

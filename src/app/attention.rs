@@ -3,10 +3,11 @@
 
 use super::requests::{Clamps, duration, validate_target};
 use super::{fail, print, show};
-use crate::cli::{AnyArgs, AttentionArgs, AttentionCommand, PanesArgs};
+use crate::cli::{AnyArgs, AttentionArgs, AttentionCommand, ManyArgs, PanesArgs};
 use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::tmux::Socket;
+use crate::waits::attention::many::{self, Sources};
 use crate::waits::attention::{self, AnyRequest, PanesRequest, Profiles, Until, What};
 
 fn targets(ts: &[String]) -> Result<Vec<String>> {
@@ -60,27 +61,89 @@ fn any_request(socket: Socket, a: &AnyArgs, clamps: &mut Clamps) -> Result<AnyRe
     })
 }
 
-pub(super) fn any_command(socket: Socket, a: &AnyArgs, clamps: &mut Clamps) -> i32 {
+/// The servers and hosts of `any` or `panes`, when more than one server
+/// here (None: the plain wait on `socket`).
+fn sources(
+    socket: &Socket,
+    servers: &[Socket],
+    m: &ManyArgs,
+    targets: &[String],
+) -> Result<Option<Sources>> {
+    let s = Sources::new(
+        servers,
+        socket,
+        m.all_servers,
+        &m.hosts,
+        m.ssh_config.clone(),
+    )?;
+    if s.is_some() && !targets.is_empty() {
+        return Err(Error::usage(
+            "-t names panes of one server: with several servers or --host, every pane of each is watched (drop -t)",
+        ));
+    }
+    Ok(s)
+}
+
+pub(super) fn any_command(
+    socket: Socket,
+    servers: &[Socket],
+    a: &AnyArgs,
+    clamps: &mut Clamps,
+) -> i32 {
     let json = a.json || a.ndjson;
-    let r = any_request(socket, a, clamps).and_then(|r| {
-        clamps.announce(json);
-        attention::any(&r, |pane, elapsed| {
-            let mut v = serde_json::to_value(pane).expect("serialisable");
-            v["elapsed_seconds"] = elapsed.into();
-            print(&v.to_string());
-        })
+    let emit = |pane: &attention::PaneReport, elapsed: f64| {
+        let mut v = serde_json::to_value(pane).expect("serialisable");
+        v["elapsed_seconds"] = elapsed.into();
+        print(&v.to_string());
+    };
+    let many = sources(&socket, servers, &a.many, &a.targets);
+    let r = any_request(socket, a, clamps).and_then(|r| match many? {
+        Some(mut src) => {
+            clamps.announce(json);
+            src.patterns.clone_from(&a.patterns);
+            src.regex = a.regex;
+            many::any(&r, &src, a.json, |v| print(&v.to_string())).map(|r| (r, true))
+        }
+        None => {
+            clamps.announce(json);
+            if a.mark_armed {
+                end_with_input();
+                attention::any_armed(&r, emit, || print(r#"{"event":"armed"}"#))
+            } else {
+                attention::any(&r, emit)
+            }
+            .map(|r| (r, false))
+        }
     });
     match r {
-        Ok(r) => {
-            show(json, &r, || r.human());
+        Ok((r, several)) => {
+            show(json, &r, || {
+                if several {
+                    many::human_result(&r)
+                } else {
+                    r.human()
+                }
+            });
             r.exit_code()
         }
         Err(e) => fail(&e, json),
     }
 }
 
-pub(super) fn panes_command(socket: Socket, a: &PanesArgs) -> i32 {
+/// A tmux-wait whose lines another host's tmux-wait reads (through ssh)
+/// ends when its input ends: the reader, or the connection, went away.
+fn end_with_input() {
+    let _ = std::thread::Builder::new().name("input".into()).spawn(|| {
+        let mut buf = [0u8; 256];
+        let mut stdin = std::io::stdin().lock();
+        while matches!(std::io::Read::read(&mut stdin, &mut buf), Ok(n) if n > 0) {}
+        std::process::exit(exit::OK);
+    });
+}
+
+pub(super) fn panes_command(socket: Socket, servers: &[Socket], a: &PanesArgs) -> i32 {
     let r = (|| {
+        let many = sources(&socket, servers, &a.many, &a.targets)?;
         let req = PanesRequest {
             targets: targets(&a.targets)?,
             server: a.server,
@@ -88,13 +151,28 @@ pub(super) fn panes_command(socket: Socket, a: &PanesArgs) -> i32 {
             profiles: profiles(a.profiles.as_deref())?,
             socket,
         };
-        attention::panes(&req)
+        match many {
+            Some(src) => many::panes(&req, &src).map(|r| (Some(r), None)),
+            None => {
+                let server = req.socket.absolute().path().to_string_lossy().into_owned();
+                let mut r = attention::panes(&req)?;
+                for p in &mut r.panes {
+                    p.server.clone_from(&server);
+                }
+                Ok((None, Some(r)))
+            }
+        }
     })();
     match r {
-        Ok(r) => {
+        Ok((Some(r), _)) => {
             show(a.json, &r, || r.human());
             exit::OK
         }
+        Ok((_, Some(r))) => {
+            show(a.json, &r, || r.human());
+            exit::OK
+        }
+        Ok((None, None)) => exit::OK,
         Err(e) => fail(&e, a.json),
     }
 }
@@ -112,6 +190,9 @@ pub(super) fn attention_command(socket: Socket, a: AttentionArgs) -> i32 {
         AttentionCommand::Visit => plugin::visit(&socket),
         AttentionCommand::Next { client } => {
             plugin::next(&socket, client.as_deref().filter(|c| !c.is_empty()))
+        }
+        AttentionCommand::Go { id, client } => {
+            plugin::go(&socket, &id, client.as_deref().filter(|c| !c.is_empty()))
         }
     };
     match r {

@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::io::Write;
 
 mod attention;
+mod remote;
 mod requests;
 
 use requests::{
@@ -77,14 +78,33 @@ fn run_cli(args: Vec<OsString>, json: bool) -> i32 {
     if let Err(e) = crate::signals::install() {
         return fail(&Error::io("cannot handle signals", e), json);
     }
-    let socket = Socket::resolve(cli.socket_name.clone(), cli.socket_path.clone());
+    // -L and -S name one server, but for any and panes, which take
+    // several (in the order given: names, then paths).
+    let mut servers: Vec<Socket> = cli.socket_name.iter().cloned().map(Socket::Name).collect();
+    servers.extend(cli.socket_path.iter().cloned().map(Socket::Path));
+    if servers.len() > 1 && !matches!(cli.command, Command::Any(_) | Command::Panes(_)) {
+        let code = fail(
+            &Error::usage(
+                "-L and -S name one server: they cannot be used with each other or repeated, but for any and panes (see tmux-wait --help)",
+            ),
+            json,
+        );
+        return match cli.command {
+            Command::Run(_) => exit::of_failure(Kind::Usage, true),
+            _ => code,
+        };
+    }
+    let socket = Socket::resolve(
+        cli.socket_name.first().cloned(),
+        cli.socket_path.first().cloned(),
+    );
     // Timeouts cut by a limit say so, once, before the wait.
     let explicit = matches.subcommand().is_some_and(|(_, m)| {
         m.try_contains_id("timeout").unwrap_or(false)
             && m.value_source("timeout") == Some(clap::parser::ValueSource::CommandLine)
     });
     let mut clamps = Clamps::new(explicit);
-    dispatch(cli.command, socket, &mut clamps)
+    dispatch(cli.command, socket, &servers, &mut clamps)
 }
 
 /// The command line, or the exit code of `--help`, `--version` or a usage
@@ -133,7 +153,7 @@ fn parse(args: &[OsString], json: bool) -> std::result::Result<(Cli, clap::ArgMa
 }
 
 /// Run one command; returns its exit code.
-fn dispatch(command: Command, socket: Socket, clamps: &mut Clamps) -> i32 {
+fn dispatch(command: Command, socket: Socket, servers: &[Socket], clamps: &mut Clamps) -> i32 {
     match command {
         Command::Text(a) => text_command(socket, &a, clamps),
         Command::Channel(a) => match channel_wait(&socket, &a, clamps) {
@@ -203,8 +223,9 @@ fn dispatch(command: Command, socket: Socket, clamps: &mut Clamps) -> i32 {
             }
         }
         Command::Hooks(a) => hooks_command(&socket, a.command),
-        Command::Any(a) => attention::any_command(socket, &a, clamps),
-        Command::Panes(a) => attention::panes_command(socket, &a),
+        Command::Any(a) => attention::any_command(socket, servers, &a, clamps),
+        Command::Panes(a) => attention::panes_command(socket, servers, &a),
+        Command::Remote(a) => remote::remote_command(a),
         Command::Attention(a) => attention::attention_command(socket, a),
         Command::Mcp => crate::mcp::run(socket),
         Command::Listen(a) => done(hooks::listen(&socket, &a.name)),

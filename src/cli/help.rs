@@ -97,6 +97,29 @@ you to trust new hooks when it starts). aider has no hooks.
 Exit codes: 0 done, 2 error (an unknown agent, a settings file that is not
 JSON: left as it is).";
 
+pub const REMOTE_HELP: &str = "\
+A host is [user@]host[:socket] as ssh takes it (your ~/.ssh/config aliases,
+ProxyJump and keys apply; --ssh-config FILE or $TMUX_WAIT_SSH_CONFIG names
+another file). Every ssh goes through one connection per host, kept a
+minute after its last use (ControlMaster, its socket in tmux-wait's private
+directory), with BatchMode: a password is never asked. Words sent to the
+remote shell are quoted; a host name starting with '-' or holding anything
+but letters, digits and . _ - is refused.
+
+  tmux-wait remote check build gpu
+  tmux-wait remote install gpu          # copies this binary, when uname -sm matches
+  tmux-wait remote exec gpu -- run -t %3 -- make test
+
+install copies this tmux-wait to ~/.local/bin/tmux-wait on the host (through
+the same connection, atomically, after running it there once), only when
+the host's system and machine are this build's; else it names the release
+to download. Nothing is installed unless you ask.
+
+Exit codes:
+  0    check: every host is reached and runs a recent tmux-wait; install: done
+  N    exec: the remote command's own exit status
+  2    error: bad usage, a host not reached, no tmux-wait there (exec run: 125)";
+
 pub const ANY_HELP: &str = "\
 A pane needs someone when its shell is back at its prompt after a command
 (prompt, with the exit status where the shell or run reports it), when a
@@ -105,26 +128,43 @@ a REPL's prompt, a pager, a full-screen agent's question), or when its
 program ended (exited); a bell counts too. --until names other states and
 events: working, quiet (a command wrote nothing for --quiet-after), text
 (a --pattern matched new output). Text typed at a prompt and not submitted
-is never reported.
+is never reported; a live display that redraws on its own (top, watch) is
+working, not asking. A coding agent (Claude Code, Codex, Gemini CLI, Qwen
+Code, aider) is judged by its own signals: its hooks (`tmux-wait agents
+install AGENT`), its title, its screen; --json's source says which.
 
 Only changes after the call began count; --now also returns a pane that is
 in such a state already. The first pane wins; --all waits for every pane.
 Panes that appear later in a watched window or session are watched too.
 --ndjson prints one JSON object per change until the timeout.
 
+Several servers and hosts: -L and -S repeated, --all-servers (every live
+server of yours on this host) and --host [user@]host[:socket] (repeated)
+watch every pane of each; the first pane that needs someone wins. Each
+pane names its server (socket path) and host (null: this one); a remote
+pane's id is HOST/%N. A host is reached through one shared ssh connection
+(BatchMode; its socket in tmux-wait's private directory) and must run this
+tmux-wait or a newer one (`tmux-wait remote install HOST`). A host that
+cannot be reached, or drops, is said (host_unreachable) and tried again
+(1 s, 2 s, 4 s ... 30 s); a server that goes away is said; the others go on.
+
 Exit codes:
   0    a pane (with --all: every pane) needs someone
   1    timed out (pending holds each pane's state); --ndjson ends so
-  2    error: bad usage, no server, no such pane, window or session
+  2    error: bad usage, no server, no such pane, window or session; with
+       several servers and hosts, when none of them could be watched
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
 
 pub const PANES_HELP: &str = "\
 For each pane: its state (working, prompt, asking, quiet, exited), why,
 since when, the command in its foreground and the question it asks.
+-L and -S repeated, --all-servers and --host HOST look at several servers
+and hosts (as for any); one that cannot be reached is said, the rest shown.
 
 Exit codes:
   0    printed
-  2    error: bad usage, no server, no such pane, window or session";
+  2    error: bad usage, no server, no such pane, window or session; with
+       several servers and hosts, when none of them could be looked at";
 
 pub const WATCH_HELP: &str = "\
 A watch records itself in a private per-user directory, so `tmux-wait list`

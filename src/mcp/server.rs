@@ -154,7 +154,9 @@ impl Server {
                 Err(e) => return e.into_result(),
             }
         }
+        // (A pane on another host keeps its cursor there.)
         if prepared.uses_cursor
+            && prepared.host.is_none()
             && let Ok(mut set) = s.cursor_sockets.lock()
         {
             set.insert(prepared.socket.clone());
@@ -230,7 +232,8 @@ impl Server {
                 // Answer now; the child only has to exit, which a task of
                 // its own sees to (counted as running, so the server's
                 // end waits for it).
-                let fin = running.output_so_far();
+                let mut fin = running.output_so_far();
+                qualify(&prepared, &mut fin);
                 let active = Active::new(s);
                 tokio::spawn(async move {
                     let _active = active;
@@ -254,7 +257,8 @@ impl Server {
                 use std::os::unix::process::ExitStatusExt;
                 let code = status.and_then(|s| s.code());
                 let signal = status.and_then(|s| s.signal());
-                let fin = running.finish().await;
+                let mut fin = running.finish().await;
+                qualify(&prepared, &mut fin);
                 tools::result(kind, code, signal, &fin.stdout, &fin.log)
             }
             End::Cancelled => {
@@ -289,6 +293,14 @@ impl Server {
                 .into_result()
             }
         }
+    }
+}
+
+/// A call on another host's pane: its result names the pane as the
+/// tools do (`HOST/%N`).
+fn qualify(p: &Prepared, fin: &mut child::Finished) {
+    if let Some(h) = &p.host {
+        fin.stdout = tools::qualify_output(&String::from_utf8_lossy(&fin.stdout), h).into_bytes();
     }
 }
 

@@ -31,6 +31,7 @@ mod plugin;
 mod prompt_output;
 mod readme_examples;
 mod real_programs;
+mod remote;
 mod shell_init;
 mod survive;
 mod text_wait;

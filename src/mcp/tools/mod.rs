@@ -10,9 +10,11 @@ use serde_json::{Map, Value, json};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+mod remote;
 mod reply;
 mod schema;
 
+pub use remote::qualify_output;
 pub use reply::{cancelled, result};
 use reply::{error_result, flag_words};
 pub use schema::all;
@@ -79,6 +81,8 @@ pub struct Prepared {
     /// `wait`'s `save_to` when relative: resolved against the pane's
     /// current directory before the call.
     pub relative_save_to: Option<PathBuf>,
+    /// The host of a pane there (`HOST/%N`): the call runs there.
+    pub host: Option<String>,
 }
 
 impl Prepared {
@@ -138,8 +142,9 @@ struct Where {
 
 impl Where {
     fn target(&self) -> Result<Option<String>, CallError> {
+        let remote = remote::host_of(self.pane_id.as_deref())?.map(|(_, p)| p);
         target(
-            self.pane_id.as_deref(),
+            remote.as_deref().or(self.pane_id.as_deref()),
             self.window_id.as_deref(),
             self.session_id.as_deref(),
             self.session_name.as_deref(),
@@ -253,6 +258,10 @@ struct WaitForAttentionParams {
     #[serde(default, alias = "timeout_s")]
     timeout: Option<f64>,
     #[serde(default)]
+    hosts: Option<Vec<String>>,
+    #[serde(default)]
+    servers: Option<Vec<String>>,
+    #[serde(default)]
     socket_name: Option<String>,
 }
 
@@ -263,6 +272,10 @@ struct PaneStatesParams {
     pane_ids: Option<Vec<String>>,
     #[serde(default, alias = "session")]
     session_name: Option<String>,
+    #[serde(default)]
+    hosts: Option<Vec<String>>,
+    #[serde(default)]
+    servers: Option<Vec<String>>,
     #[serde(default)]
     socket_name: Option<String>,
 }
@@ -435,12 +448,17 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
         target: None,
         uses_cursor: false,
         relative_save_to: None,
+        host: None,
     };
+    // A pane on another host (`HOST/%N`), and the call's socket_name.
+    let mut elsewhere: Option<(crate::remote::Host, String, Option<String>)> = None;
     match kind {
         ToolKind::WaitForText => {
             let x: WaitForTextParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
             p.target = x.place.target()?;
+            elsewhere = remote::host_of(x.place.pane_id.as_deref())?
+                .map(|(h, pane)| (h, pane, x.socket_name.clone()));
             if x.patterns.as_ref().is_some_and(Vec::is_empty) {
                 return Err(CallError::usage(
                     "patterns: an empty list matches nothing; give at least one pattern, or omit patterns (or pass null) to wait for any new output",
@@ -509,6 +527,8 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             let x: RunCommandParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
             p.target = x.place.target()?;
+            elsewhere = remote::host_of(x.place.pane_id.as_deref())?
+                .map(|(h, pane)| (h, pane, x.socket_name.clone()));
             if p.target.is_none() {
                 return Err(CallError::usage(
                     "run_command: say which pane to type into: pane_id, or window_id, session_id or session_name (its active pane); with none, the command could land in any pane, your own included",
@@ -545,6 +565,8 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             let x: WaitParams = params(kind, args)?;
             p.socket = socket_args(ctx, x.socket_name.as_deref())?;
             p.target = x.place.target()?;
+            elsewhere = remote::host_of(x.place.pane_id.as_deref())?
+                .map(|(h, pane)| (h, pane, x.socket_name.clone()));
             if p.target.is_none() {
                 return Err(CallError::usage(
                     "wait: say which pane to read: pane_id, or window_id, session_id or session (its name; its active pane)",
@@ -604,6 +626,8 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             let timeout = seconds("timeout", x.timeout.unwrap_or(30.0))?;
             a.push("any".into());
             a.extend(targets);
+            let many = (x.hosts.as_deref(), x.servers.as_deref());
+            remote::sources(ctx, &mut p, many, x.socket_name.as_deref(), &mut a)?;
             if let Some(u) = &x.until {
                 if u.is_empty() {
                     return Err(CallError::usage(
@@ -632,6 +656,10 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
             p.target = first;
             a.push("panes".into());
             a.extend(targets);
+            let many = (x.hosts.as_deref(), x.servers.as_deref());
+            if remote::sources(ctx, &mut p, many, x.socket_name.as_deref(), &mut a)? {
+                p.timeout = 30.0;
+            }
             a.push("--json".into());
             p.timeout = 10.0;
         }
@@ -646,6 +674,9 @@ pub fn prepare(kind: ToolKind, args: JsonObject, ctx: &Context) -> Result<Prepar
         return Err(CallError::usage(format!(
             "{name}: NUL characters are not allowed"
         )));
+    }
+    if let Some((host, pane, socket_name)) = elsewhere {
+        remote::route(&mut p, &mut a, host, &pane, socket_name.as_deref())?;
     }
     p.args = a;
     Ok(p)
@@ -710,10 +741,12 @@ mod tests {
             let props = def["inputSchema"]["properties"].as_object().unwrap();
             let mut args = Map::new();
             for (k, v) in props {
-                // (Another name of a parameter listed too: not both.)
+                // (Another name of a parameter listed too: not both. The
+                // hosts and servers go without pane_ids: their own test.)
                 if v["description"]
                     .as_str()
                     .is_some_and(|d| d.starts_with("Same as"))
+                    || matches!(k.as_str(), "hosts" | "servers")
                 {
                     continue;
                 }
@@ -856,6 +889,84 @@ mod tests {
             let e = prepare(ToolKind::WaitForAttention, obj(bad.clone()), &ctx()).unwrap_err();
             assert_eq!(e.kind, "usage", "{bad}");
         }
+    }
+
+    #[test]
+    fn hosts_servers_and_remote_panes() {
+        assert_eq!(
+            line(
+                ToolKind::WaitForAttention,
+                json!({"hosts": ["gpu", "me@build:api"], "servers": ["work", "/tmp/s", "*"], "timeout": 5})
+            ),
+            [
+                "-L",
+                "work",
+                "-S",
+                "/tmp/s",
+                "any",
+                "--all-servers",
+                "--host=gpu",
+                "--host=me@build:api",
+                "--timeout=5",
+                "--json"
+            ]
+        );
+        assert_eq!(
+            line(ToolKind::PaneStates, json!({"hosts": ["gpu"]})),
+            ["panes", "--host=gpu", "--json"]
+        );
+        let p = prepare(
+            ToolKind::RunCommand,
+            obj(json!({"command": "make", "pane_id": "me@gpu:api/%3"})),
+            &ctx(),
+        )
+        .unwrap();
+        let words: Vec<String> = p
+            .command_line()
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            words[..6],
+            ["remote", "exec", "me@gpu:api", "--", "run", "-t"]
+        );
+        assert_eq!(words[6], "%3");
+        assert_eq!(p.host.as_deref(), Some("me@gpu:api"));
+        assert_eq!(p.target.as_deref(), Some("me@gpu:api/%3"));
+        for (kind, bad) in [
+            (
+                ToolKind::WaitForAttention,
+                json!({"hosts": ["-oProxyCommand=x"]}),
+            ),
+            (ToolKind::WaitForAttention, json!({"hosts": ["a;b"]})),
+            (
+                ToolKind::WaitForAttention,
+                json!({"hosts": ["gpu"], "pane_ids": ["%1"]}),
+            ),
+            (ToolKind::WaitForAttention, json!({"servers": []})),
+            (ToolKind::PaneStates, json!({"servers": ["-x"]})),
+            (
+                ToolKind::PaneStates,
+                json!({"servers": ["a"], "socket_name": "b"}),
+            ),
+            (
+                ToolKind::RunCommand,
+                json!({"command": "ls", "pane_id": "a b/%3"}),
+            ),
+            (
+                ToolKind::Wait,
+                json!({"pane_id": "gpu/%3", "save_to": "rel.txt"}),
+            ),
+            (
+                ToolKind::Wait,
+                json!({"pane_id": "gpu/%3", "socket_name": "x"}),
+            ),
+        ] {
+            let e = prepare(kind, obj(bad.clone()), &ctx()).unwrap_err();
+            assert_eq!(e.kind, "usage", "{bad}");
+        }
+        let out = qualify_output("{\"pane_id\":\"%3\",\"x\":1}\n", "gpu");
+        assert_eq!(out, "{\"pane_id\":\"gpu/%3\",\"x\":1}\n");
     }
 
     #[test]
@@ -1141,8 +1252,15 @@ mod tests {
             since: 1.0,
         };
         let mut pane = crate::waits::attention::PaneReport::of_status("%1", "s", 0, &status);
-        let panes = serde_json::to_value(crate::waits::attention::PanesResult {
+        let problem = crate::waits::attention::Problem {
+            event: "host_unreachable",
+            server: None,
+            host: Some("gpu".into()),
+            message: "gpu: ssh: connect to host gpu port 22: Connection refused".into(),
+        };
+        let panes = serde_json::to_value(crate::waits::attention::many::ManyPanes {
             panes: vec![pane.clone()],
+            problems: vec![problem.clone()],
         })
         .unwrap();
         pane.tail = Some(vec![]);
@@ -1153,11 +1271,13 @@ mod tests {
             pending: vec![],
             elapsed_seconds: 0.1,
             effective_timeout: 1.0,
+            problems: vec![],
         };
         let all = crate::waits::attention::AnyResult {
             outcome: "all",
             pane: None,
             panes: Some(vec![pane]),
+            problems: vec![problem],
             ..one.clone()
         };
         // (Each outcome has its keys: the schema has them all.)

@@ -18,7 +18,7 @@ pub(super) fn nullable_list(description: &str) -> Value {
 pub(super) fn error_property() -> Value {
     json!({
         "type": "object",
-        "description": "Present exactly when isError is true: why the call failed. kind is one of usage, invalid_regex, invalid_channel, no_server, no_pane, pane_died, pane_respawned, server_exited, tmux_error, io_error, not_at_prompt, busy, interrupted, internal, cancelled, or for a wait that ended without what it waited for: timeout, stopped, alternate_screen (the rest of the result is then filled in as usual).",
+        "description": "Present exactly when isError is true: why the call failed. kind is one of usage, invalid_regex, invalid_channel, no_server, no_pane, pane_died, pane_respawned, server_exited, tmux_error, io_error, not_at_prompt, busy, host_unreachable, no_helper, interrupted, internal, cancelled, or for a wait that ended without what it waited for: timeout, stopped, alternate_screen (the rest of the result is then filled in as usual).",
         "properties": {
             "kind": {"type": "string"},
             "message": {"type": "string"}
@@ -71,7 +71,7 @@ pub(super) fn definition(kind: ToolKind) -> Value {
                     "timeout_s": {"type": "number", "description": "Same as timeout."},
                     "interval": {"type": "number", "default": 0.05, "description": "Seconds between polls when tmux-wait has to poll (it normally follows the pane's output stream and does not poll). Default 0.05 (50ms). Minimum 0.01."},
                     "include_unseen": {"type": "boolean", "default": false, "description": "Also match output written before this call that this connection has not been shown yet (since its last run_command, wait, or wait_for_text with include_unseen, on this pane), and count it as shown. Pass true when you sent keys yourself and wait for their result: a line printed between your keys and this call is then not missed. Needs the pane (pane_id, window_id, session_id or session_name)."},
-                    "pane_id": nullable("string", "Pane ID (e.g. '%1')."),
+                    "pane_id": nullable("string", "Pane ID (e.g. '%1'), or a pane on another host as wait_for_attention names it ('HOST/%1')."),
                     "session_name": nullable("string", "Session name for pane resolution (its active pane)."),
                     "session": nullable("string", "Same as session_name."),
                     "session_id": nullable("string", "Session ID (e.g. '$1') for pane resolution (its active pane)."),
@@ -162,7 +162,7 @@ pub(super) fn definition(kind: ToolKind) -> Value {
                 "additionalProperties": false,
                 "properties": {
                     "command": {"type": "string", "description": "Shell command to run in the target pane (one line)."},
-                    "pane_id": nullable("string", "Pane ID (e.g. '%1'). One of pane_id, window_id, session_id and session_name is required: the command is typed there."),
+                    "pane_id": nullable("string", "Pane ID (e.g. '%1'), or a pane on another host as wait_for_attention names it ('HOST/%1': run there through ssh). One of pane_id, window_id, session_id and session_name is required: the command is typed there."),
                     "session_name": nullable("string", "Session name for pane resolution (its active pane)."),
                     "session": nullable("string", "Same as session_name."),
                     "session_id": nullable("string", "Session ID (e.g. '$1') for pane resolution (its active pane)."),
@@ -210,7 +210,7 @@ pub(super) fn definition(kind: ToolKind) -> Value {
                     "session_name": nullable("string", "Same as session."),
                     "session_id": nullable("string", "the session's id (e.g. '$1'): its active pane is read"),
                     "window_id": nullable("string", "the window's id (e.g. '@1'): its active pane is read"),
-                    "pane_id": nullable("string", "the pane to read (e.g. '%1'), instead of a session"),
+                    "pane_id": nullable("string", "the pane to read (e.g. '%1', or 'HOST/%1' on another host), instead of a session"),
                     "until_finished": {"type": "boolean", "default": false, "description": "gather every line until the command ends (or stops at a program's prompt, or the timeout) and return them in one reply, instead of returning at the first burst of output"},
                     "show": nullable("string", "regex: reply with only the output lines matching it, in order, plus the last few (like `| grep`, but the command runs unfiltered), e.g. \"error:|warning:|^FAIL\" for a build"),
                     "show_after": nullable("integer", "with `show`: also this many lines after each match (like `grep -A N`); a match is numbered \"N:\", a line after one \"N-\""),
@@ -255,6 +255,16 @@ pub(super) fn definition(kind: ToolKind) -> Value {
     }
 }
 
+/// The servers and hosts that could not be watched.
+fn problems() -> Value {
+    json!({"type": "array", "items": {"type": "object", "properties": {
+        "event": {"type": "string", "description": "host_unreachable, no_helper (no recent tmux-wait there), server_gone, no_server, error."},
+        "server": {"type": ["string", "null"]},
+        "host": {"type": ["string", "null"]},
+        "message": {"type": "string"}}},
+        "description": "With hosts or servers: those that could not be watched, or stopped being watched, and why (ssh's own message for a host)."})
+}
+
 /// The keys of one pane in `wait_for_attention` and `pane_states`.
 pub(super) fn pane_properties() -> Map<String, Value> {
     props(json!({
@@ -270,6 +280,8 @@ pub(super) fn pane_properties() -> Map<String, Value> {
         "source": {"type": "string", "enum": ["kernel", "stream", "screen", "title", "hook", "tmux"], "description": "What said so: kernel (who reads the terminal), stream (prompt marks, redraws, silence), screen, title and hook (a coding agent's own signals), tmux (the pane's end)."},
         "line": nullable_of("string", "The line a pattern matched (text)."),
         "since": {"type": "number", "description": "When the pane entered its state (seconds since the epoch)."},
+        "server": {"type": "string", "description": "The pane's tmux server: its socket's path (on host)."},
+        "host": nullable_of("string", "The host the pane is on, as hosts named it (its pane_id is then 'HOST/%N'); null: this one."),
     }))
 }
 
@@ -280,7 +292,8 @@ fn attention_definitions(kind: ToolKind) -> Value {
         "outcome": {"type": "string", "enum": ["attention", "all", "timeout"], "description": "attention: the pane in the other keys needs someone; all: every pane does (panes); timeout: none did in time (error.kind timeout; pending holds each pane's state)."},
         "tail": {"type": "array", "items": {"type": "string"}, "description": "The pane's last rows."},
         "panes": {"type": "array", "items": pane_item, "description": "With all: every pane's report (on a timeout: those that got there)."},
-        "pending": {"type": "array", "items": {"type": "object", "properties": {"pane_id": {"type": "string"}, "state": {"type": "string"}}}, "description": "The other panes, and the state each is in."},
+        "pending": {"type": "array", "items": {"type": "object", "properties": {"pane_id": {"type": "string"}, "state": {"type": "string"}, "server": {"type": "string"}}}, "description": "The other panes, and the state each is in (with several servers, a pane here names its server)."},
+        "problems": problems(),
         "elapsed_seconds": {"type": "number"},
         "effective_timeout": {"type": "number"},
     })));
@@ -290,6 +303,8 @@ fn attention_definitions(kind: ToolKind) -> Value {
             "session_name": nullable("string", "A session whose every pane is watched, also panes made in it after the call began."),
             "session": nullable("string", "Same as session_name."),
             "socket_name": nullable("string", SOCKET_NAME),
+            "hosts": nullable_list("Other hosts whose every pane is watched too, through ssh: [user@]host[:socket] as ssh takes it (the user's ssh config applies). A host must run tmux-wait (tmux-wait remote install HOST); its panes are 'HOST/%N'. A host that cannot be reached is said in problems and tried again; the others go on."),
+            "servers": nullable_list("tmux servers of this host whose every pane is watched (socket names as tmux -L, or paths), instead of socket_name; ['*']: every server of the user. With hosts or servers, pane_ids and session_name are not taken."),
         }));
         p.extend(props(extra));
         p
@@ -328,7 +343,7 @@ fn attention_definitions(kind: ToolKind) -> Value {
             },
             "outputSchema": output_schema(
                 "Every pane and its state.",
-                props(json!({"panes": {"type": "array", "items": pane_item}})),
+                props(json!({"panes": {"type": "array", "items": pane_item}, "problems": problems()})),
                 &["panes"],
             ),
             "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},

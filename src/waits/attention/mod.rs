@@ -29,6 +29,7 @@
 mod feed;
 mod judge;
 mod machine;
+pub mod many;
 mod pane;
 pub mod plugin;
 mod profiles;
@@ -39,9 +40,9 @@ mod watcher;
 
 pub use machine::{Change, State, Status, Until, What};
 pub use profiles::Profiles;
-pub use report::{AnyResult, PaneReport, PanesResult};
+pub use report::{AnyResult, PaneReport, PanesResult, Problem};
 pub use snapshot::panes;
-pub use watcher::any;
+pub use watcher::{any, any_armed};
 
 use crate::tmux::Socket;
 use std::time::Duration;

@@ -29,6 +29,7 @@
 mod hooks;
 mod marks;
 mod menu;
+mod remote;
 mod tell;
 
 use hooks::{add_hooks, remove_hooks};
@@ -37,6 +38,7 @@ use marks::{
     clear_all, clear_session, mark, mark_of, on_screen, outlasts_a_visit, refresh, reword, unmark,
 };
 pub use menu::menu;
+pub use remote::go;
 
 use super::machine::{Change, State, What};
 use super::targets::Scope;
@@ -97,11 +99,12 @@ fn wanted(socket: &Socket) -> Result<(Vec<Scope>, String, Vec<String>)> {
             offs.push(id.to_owned());
         }
     }
+    let elsewhere = remote::signature(socket);
     if global {
-        let sig = format!("server -{}", offs.join(" -"));
+        let sig = format!("server -{}{elsewhere}", offs.join(" -"));
         Ok((vec![Scope::Server], sig, offs))
     } else {
-        let sig = ons.join(" ");
+        let sig = format!("{}{elsewhere}", ons.join(" "));
         Ok((ons.into_iter().map(Scope::Session).collect(), sig, offs))
     }
 }
@@ -245,6 +248,7 @@ pub fn serve(socket: &Socket) -> Result<()> {
             Profiles::shipped()
         }
     };
+    remote::start(socket, quiet_after(socket), &profiles);
     let ended = watch(socket, scopes, &sig, &offs, profiles);
     // Ours only: a restarted process puts them back.
     remove_hooks(socket);

@@ -30,6 +30,10 @@ pub struct PaneReport {
     /// The pane's last rows (not in `--ndjson` lines and `panes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: Option<Vec<String>>,
+    /// The pane's tmux server: its socket's path (on `host`).
+    pub server: String,
+    /// The host it is on (as `--host` named it), or null: this one.
+    pub host: Option<String>,
 }
 
 impl PaneReport {
@@ -61,6 +65,8 @@ impl PaneReport {
             line: None,
             since: s.since,
             tail: None,
+            server: String::new(),
+            host: None,
         }
     }
 
@@ -97,6 +103,20 @@ impl PaneReport {
 pub struct Pending {
     pub pane_id: String,
     pub state: &'static str,
+    /// Its server, when the wait covers several servers or hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+/// A server or host that could not be watched, or stopped being watched,
+/// during a wait over several (`host_unreachable`, `no_helper`,
+/// `server_gone`, ...).
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    pub event: &'static str,
+    pub server: Option<String>,
+    pub host: Option<String>,
+    pub message: String,
 }
 
 /// The result of `any`.
@@ -114,6 +134,9 @@ pub struct AnyResult {
     pub pending: Vec<Pending>,
     pub elapsed_seconds: f64,
     pub effective_timeout: f64,
+    /// Servers and hosts that could not be watched (several only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<Problem>,
 }
 
 impl AnyResult {

@@ -95,6 +95,8 @@ impl Waker {
 
 pub struct Watch {
     socket: Socket,
+    /// The server's socket path, as reports name it.
+    server: String,
     scopes: Vec<Scope>,
     version: Version,
     ctx: Ctx,
@@ -210,6 +212,7 @@ impl Watch {
         }
         let mut w = Watch {
             socket: socket.clone(),
+            server: socket.absolute().path().to_string_lossy().into_owned(),
             scopes,
             version,
             ctx: Ctx::new(socket.clone(), quiet_after, patterns, profiles),
@@ -434,6 +437,7 @@ impl Watch {
             }
         }
         let mut r = PaneReport::new(&p, &session, window, change);
+        r.server = self.server.clone();
         if tail {
             let rows = replies.get(1).cloned().unwrap_or_default();
             r.tail = Some(bound_lines(crate::engine::trim_rows(rows), true));
@@ -457,6 +461,7 @@ impl Watch {
             .map(|(_, e)| Pending {
                 pane_id: e.row.pane_id.clone(),
                 state: e.status().map_or("unknown", |s| s.state.as_str()),
+                server: None,
             })
             .collect()
     }
@@ -465,7 +470,18 @@ impl Watch {
 /// `tmux-wait any`: until a pane changes into a state `--until` names (or
 /// every pane has, with `--all`), or the timeout. With `ndjson`, every
 /// change goes to `emit` as it happens, until the timeout.
-pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<AnyResult> {
+pub fn any(req: &AnyRequest, emit: impl FnMut(&PaneReport, f64)) -> Result<AnyResult> {
+    any_armed(req, emit, || {})
+}
+
+/// `any`, calling `armed` once every pane is watched (after the `--now`
+/// lines of `ndjson`): a tmux-wait that merges this one's lines from
+/// another host knows from then on that a line is a change.
+pub fn any_armed(
+    req: &AnyRequest,
+    mut emit: impl FnMut(&PaneReport, f64),
+    mut armed: impl FnMut(),
+) -> Result<AnyResult> {
     let start = Instant::now();
     let deadline = start + req.timeout;
     let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
@@ -483,6 +499,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
         pending,
         elapsed_seconds: seconds(start.elapsed()),
         effective_timeout: seconds(req.timeout),
+        problems: Vec::new(),
     };
     // With --all: each pane's first report that counts.
     let mut reached: Vec<Option<PaneReport>> = Vec::new();
@@ -525,6 +542,7 @@ pub fn any(req: &AnyRequest, mut emit: impl FnMut(&PaneReport, f64)) -> Result<A
                         }
                     }
                 }
+                armed();
             }
             Event::Armed(i) => {
                 // A pane that came after the start, watched now.

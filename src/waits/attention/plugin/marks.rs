@@ -210,10 +210,18 @@ pub(super) fn refresh(socket: &Socket) {
         i if i.is_empty() => "⚑".to_owned(),
         i => i,
     };
-    let segment = match m.first() {
+    // (With the panes that need someone on other servers and hosts.)
+    let others = super::remote::others(socket);
+    let first = match (m.first(), others.first()) {
+        (Some(a), Some(b)) if b.since < a.since => Some((&b.place, &b.mark)),
+        (Some(a), _) => Some((&a.place, &a.mark)),
+        (None, Some(b)) => Some((&b.place, &b.mark)),
+        (None, None) => None,
+    };
+    let segment = match first {
         None => String::new(),
-        Some(first) => format_safe(
-            &format!("{icon}{} {} {}", m.len(), first.place, first.mark),
+        Some((place, mark)) => format_safe(
+            &format!("{icon}{} {place} {mark}", m.len() + others.len()),
             80,
         ),
     };
@@ -353,6 +361,7 @@ pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
 pub(super) fn clear_all(socket: &Socket) {
     let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
     unmark(socket, &panes);
+    super::remote::clear(socket);
     refresh(socket);
 }
 

@@ -30,7 +30,8 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
             quote(&format!("{base} {args} >/dev/null 2>&1"))
         )
     };
-    let marked = menu_items(socket);
+    let mut marked = menu_items(socket);
+    marked.extend(super::remote::menu_items(socket, &run));
     socket
         .run(menu_args(client, &watches, &marked, run))
         .map(|_| ())

@@ -1,0 +1,136 @@
+//! The plugin with `@tmux-wait-hosts`: a remote pane that needs someone
+//! is counted in the status segment and listed in the menu; choosing it
+//! opens a window attached to its session there, the pane selected.
+
+use super::sshd::{Keys, Sshd};
+use crate::attention_plugin::{load_plugin, segment, server_with, wait_watching};
+use crate::common::outer::OuterClient;
+use crate::common::*;
+
+#[test]
+fn the_status_segment_counts_a_remote_pane_and_the_menu_goes_there() {
+    need_sshd!();
+    let keys = Keys::new();
+    let a = Sshd::start(&keys, "hosta", true);
+    let ta = a.tmux(4);
+    let s = server_with("set -g @tmux-wait-attention on\nset -g @tmux-wait-hosts hosta");
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux-wait-ssh-config",
+        &keys.config.to_string_lossy(),
+    ]);
+    load_plugin(&s);
+    wait_watching(&s);
+    s.wait_until(&s.pane, "the host to be watched", || {
+        s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-hosts"])
+            .trim()
+            == "hosta"
+    });
+    let pane = ta.panes[2].clone();
+    ta.type_line(&pane, "read -p 'Deploy? ' x");
+    s.wait_until(&s.pane, "the remote pane's mark", || {
+        segment(&s) == "⚑1 main:2 asking"
+    });
+    let person = OuterClient::attach(&s, "main");
+    person.prefixed(&s, "M-w");
+    let item = format!("go to hosta/{pane} main:2 asking: Deploy?");
+    person.wait_for_screen(&item);
+    person.keys(&["q"]);
+
+    // The menu's item for it runs this (with the menu's client).
+    let id: String = format!("hosta/{pane}")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut c = s.tw();
+    c.args(["attention", "go", &id, "-c", &person.name]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    // A window of ours runs ssh, attached there to the pane's session
+    // with the pane selected; the mark is gone.
+    ta.wait_for(&pane, "a client", |_| {
+        ta.run(&["list-clients", "-F", "#{pane_id}"]).trim() == pane
+    });
+    let windows = s.tmux(&[
+        "list-windows",
+        "-F",
+        "#{window_active} #{@tmux-wait-attached}",
+    ]);
+    assert!(
+        windows.lines().any(|l| l.starts_with("1 hosta main")),
+        "{windows}"
+    );
+    assert_eq!(segment(&s), "");
+    // Chosen again (asked again): the same window, not a second one.
+    ta.type_line(&pane, "");
+    ta.type_line(&pane, "read -p 'Again? ' x");
+    s.wait_until(&s.pane, "the second mark", || {
+        segment(&s) == "⚑1 main:2 asking"
+    });
+    s.tmux(&["select-window", "-t", ":0"]);
+    let mut c = s.tw();
+    c.args(["attention", "go", &id, "-c", &person.name]);
+    assert_eq!(run_bounded(c).code, Some(0));
+    let windows = s.tmux(&[
+        "list-windows",
+        "-F",
+        "#{window_active} #{@tmux-wait-attached}",
+    ]);
+    assert_eq!(
+        windows.lines().filter(|l| l.contains("hosta main")).count(),
+        1,
+        "{windows}"
+    );
+    assert!(
+        windows.lines().any(|l| l.starts_with("1 hosta main")),
+        "{windows}"
+    );
+    ta.type_line(&pane, "");
+    drop(person);
+}
+
+/// The same with `@tmux-wait-servers`: another server of this host.
+#[test]
+fn another_server_here_is_counted_and_the_menu_goes_there() {
+    let dir = tempfile::Builder::new()
+        .prefix("tw-other")
+        .tempdir()
+        .unwrap();
+    let other = super::sshd::Tmux::start(dir.path(), "other", 3);
+    let path = other.socket();
+    let s = server_with(&format!(
+        "set -g @tmux-wait-attention on\nset -g @tmux-wait-servers '{path}'"
+    ));
+    load_plugin(&s);
+    wait_watching(&s);
+    let pane = other.panes[1].clone();
+    // (Watched once the other server's hub reads the pane.)
+    other.wait_for(&pane, "the watch", |_| {
+        other
+            .run(&["display-message", "-p", "-t", &pane, "#{pane_pipe}"])
+            .trim()
+            == "1"
+    });
+    other.type_line(&pane, "read -p 'Merge? ' x");
+    s.wait_until(&s.pane, "the other server's mark", || {
+        segment(&s) == "⚑1 main:1 asking"
+    });
+    let person = OuterClient::attach(&s, "main");
+    // (A pane of another server is named by its server: its socket's
+    // path, here outside tmux's directory.)
+    let others = s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-others"]);
+    let name = others.split('\t').next().unwrap_or("");
+    assert_eq!(name, format!("{path} {pane}"), "{others}");
+    let id: String = name.bytes().map(|b| format!("{b:02x}")).collect();
+    let mut c = s.tw();
+    c.args(["attention", "go", &id, "-c", &person.name]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    other.wait_for(&pane, "a client", |_| {
+        other.run(&["list-clients", "-F", "#{pane_id}"]).trim() == pane
+    });
+    assert_eq!(segment(&s), "");
+    other.type_line(&pane, "");
+    drop(person);
+}
