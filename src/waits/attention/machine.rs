@@ -65,6 +65,20 @@ impl What {
             What::Text => "text",
         }
     }
+
+    /// A state or event by its name (`as_str`'s words).
+    pub fn of_name(s: &str) -> Option<What> {
+        Some(match s {
+            "working" => What::State(State::Working),
+            "prompt" => What::State(State::Prompt),
+            "asking" => What::State(State::Asking),
+            "quiet" => What::State(State::Quiet),
+            "exited" => What::State(State::Exited),
+            "bell" => What::Bell,
+            "text" => What::Text,
+            _ => return None,
+        })
+    }
 }
 
 /// The states and events a wait returns on (`--until`).
@@ -106,21 +120,12 @@ impl Until {
     pub fn parse(s: &str) -> Result<Until, String> {
         let mut u = Until(0);
         for word in s.split(',').map(str::trim) {
-            let w = match word {
-                "working" => What::State(State::Working),
-                "prompt" => What::State(State::Prompt),
-                "asking" => What::State(State::Asking),
-                "quiet" => What::State(State::Quiet),
-                "exited" => What::State(State::Exited),
-                "bell" => What::Bell,
-                "text" => What::Text,
-                _ => {
-                    return Err(format!(
-                        "--until: '{}' is not a state or event (working, prompt, asking, quiet, exited, bell, text)",
-                        word.escape_debug()
-                    ));
-                }
-            };
+            let w = What::of_name(word).ok_or_else(|| {
+                format!(
+                    "--until: '{}' is not a state or event (working, prompt, asking, quiet, exited, bell, text)",
+                    word.escape_debug()
+                )
+            })?;
             u = u.with(w);
         }
         Ok(u)

@@ -9,13 +9,14 @@
 mod host;
 mod local;
 
+use super::machine::What;
 pub use super::report::{AnyResult, PaneReport, PanesResult, Pending, Problem};
 use super::{AnyRequest, PanesRequest};
 use crate::error::{Error, Kind, Result};
 use crate::remote::{Host, Ssh};
 use crate::report::seconds;
 use crate::tmux::Socket;
-pub use host::{HostEvent, HostWatch, report_of, what_of, word};
+pub use host::{HostEvent, HostWatch, report_of, word};
 pub use local::LocalEvent;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -247,7 +248,7 @@ fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Se
                         HostEvent::Armed { again } => Msg::Armed(i, again),
                         HostEvent::Pane { report, counts } => {
                             let st = Msg::State(i, report.pane_id.clone(), report.state, false);
-                            if what_of(report.state)
+                            if What::of_name(report.state)
                                 .is_some_and(|w| matches!(w, super::What::State(_)))
                                 && tx.send(st).is_err()
                             {

@@ -11,7 +11,7 @@
 //! already; after a reconnection, a state that differs from the last one
 //! seen, since the change happened out of sight).
 
-use super::super::machine::{State, Until, What};
+use super::super::machine::{Until, What};
 use super::super::report::{PaneReport, Problem};
 use crate::remote::{Host, Ssh, check_helper};
 use serde_json::Value;
@@ -219,7 +219,7 @@ fn stream(
             let Some(report) = report_of(&v, host) else {
                 continue;
             };
-            let what = what_of(report.state);
+            let what = What::of_name(report.state);
             let Some(what) = what else { continue };
             let prev = match what {
                 What::State(_) => known.insert(report.pane_id.clone(), report.state),
@@ -262,20 +262,6 @@ fn stream(
     }
 }
 
-/// A state or event's name as `What`.
-pub fn what_of(s: &str) -> Option<What> {
-    Some(match s {
-        "working" => What::State(State::Working),
-        "prompt" => What::State(State::Prompt),
-        "asking" => What::State(State::Asking),
-        "quiet" => What::State(State::Quiet),
-        "exited" => What::State(State::Exited),
-        "bell" => What::Bell,
-        "text" => What::Text,
-        _ => return None,
-    })
-}
-
 /// A word from another host (a reason, a source): `[a-z_]`, at most 40,
 /// kept once for the life of the process (at most 256 different ones),
 /// else `unknown`.
@@ -307,7 +293,7 @@ pub fn report_of(v: &Value, host: &Host) -> Option<PaneReport> {
     if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let state = what_of(v["state"].as_str()?)?.as_str();
+    let state = What::of_name(v["state"].as_str()?)?.as_str();
     let text = |k: &str| {
         v[k].as_str()
             .map(|s| s.chars().take(2000).collect::<String>())

@@ -11,7 +11,7 @@
 
 use super::super::AnyRequest;
 use super::super::machine::{State, Until, What};
-use super::super::many::{HostEvent, HostWatch, LocalEvent, what_of};
+use super::super::many::{HostEvent, HostWatch, LocalEvent};
 use super::super::report::PaneReport;
 use super::{Profiles, option, say};
 use crate::error::{Error, Result};
@@ -210,7 +210,7 @@ impl Book {
 /// A change elsewhere: a need is marked; work, silence or a closed pane
 /// clears the mark.
 fn take(book: &Book, r: &PaneReport, counts: bool, kind: char, source: &str, id: String) {
-    let what = what_of(r.state);
+    let what = What::of_name(r.state);
     let need = match what {
         Some(What::State(State::Exited)) => r.reason != "pane_closed",
         Some(What::State(s)) => s.needs_someone(),
