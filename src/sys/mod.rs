@@ -5,6 +5,7 @@
 
 pub mod fds;
 pub mod procfs;
+pub mod pts;
 pub mod tty;
 pub mod waiting;
 

@@ -431,6 +431,41 @@ pub fn age(pid: u32) -> Option<std::time::Duration> {
     (age >= 0.0).then(|| std::time::Duration::from_secs_f64(age))
 }
 
+/// The terminals whose master side the process holds: N of each
+/// `/dev/pts/N` it has a `/dev/ptmx` descriptor of (the index
+/// `/proc/PID/fdinfo` gives, Linux 4.14 on). A tmux server holds one for
+/// each of its panes. None where `/proc` cannot say (not ours, an older
+/// kernel).
+pub fn pty_masters(pid: u32) -> Option<Vec<u32>> {
+    if !available() {
+        return None;
+    }
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
+        let is_ptmx = std::fs::read_link(e.path())
+            .is_ok_and(|t| t.as_os_str() == "/dev/ptmx" || t.as_os_str() == "/dev/pts/ptmx");
+        if !is_ptmx {
+            continue;
+        }
+        let info = read(format!(
+            "/proc/{pid}/fdinfo/{}",
+            e.file_name().to_string_lossy()
+        ));
+        match info {
+            Ok(info) => found.push(
+                info.lines()
+                    .find_map(|l| l.strip_prefix("tty-index:"))?
+                    .trim()
+                    .parse()
+                    .ok()?,
+            ),
+            // (Closed since the listing.)
+            Err(_) => continue,
+        }
+    }
+    Some(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -533,5 +568,27 @@ mod tests {
         assert!(s.state == 'R' || s.state == 'S');
         assert!(io(me, false).is_some() && io(me, true).is_some());
         assert!(tree(me, 16).starts_with(&[me]));
+    }
+    #[test]
+    fn a_terminal_opened_here_is_one_of_our_masters() {
+        use std::os::fd::AsRawFd;
+        let ptmx = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/ptmx")
+            .unwrap();
+        let mut name = [0 as libc::c_char; 64];
+        // SAFETY: the buffer is ours and its length is given.
+        assert_eq!(
+            unsafe { libc::ptsname_r(ptmx.as_raw_fd(), name.as_mut_ptr(), name.len()) },
+            0
+        );
+        // SAFETY: ptsname_r wrote a NUL-terminated name.
+        let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_string_lossy();
+        let n: u32 = name.strip_prefix("/dev/pts/").unwrap().parse().unwrap();
+        let me = std::process::id();
+        assert!(pty_masters(me).unwrap().contains(&n), "{name}");
+        drop(ptmx);
+        assert!(!pty_masters(me).unwrap().contains(&n), "{name}");
     }
 }

@@ -428,6 +428,51 @@ fn panes_added_to_a_watched_session_are_watched() {
     s.type_line(&late, "");
 }
 
+/// Terminals other programs make all day (ssh logins, terminal windows,
+/// other servers' panes) cost the watched server nothing: `any --server`
+/// asks tmux for its panes again only when the terminal is one of the
+/// server's. A pane the server makes afterwards is still watched.
+#[test]
+fn other_programs_terminals_cost_the_server_nothing() {
+    let s = TestServer::new();
+    let server = s.tmux(&["display-message", "-p", "#{pid}"]);
+    let server = server.trim();
+    let run_ns = || -> u64 {
+        let t = std::fs::read_to_string(format!("/proc/{server}/schedstat")).unwrap();
+        t.split(' ').next().unwrap().parse().unwrap()
+    };
+    let w = any(&s, &[], &["--server", "--until", "asking"]);
+    let before = run_ns();
+    for _ in 0..50 {
+        let ptmx = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/ptmx")
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        drop(ptmx);
+    }
+    // (The watch looks 20 ms after a terminal appears.)
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let spent = run_ns() - before;
+    // (Each look costs the server about 0.35 ms on a 2-core machine:
+    // 50 looks, about 18 ms.)
+    assert!(
+        spent < 5_000_000,
+        "the server worked {:.1} ms while 50 terminals of another program came and went",
+        spent as f64 / 1e6
+    );
+    let late = s
+        .tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}"])
+        .trim()
+        .to_owned();
+    s.wait_for_prompt(&late);
+    s.type_line(&late, "python3 -c \"input('Late? ')\"");
+    let v = result(&s, w);
+    expect(&v, &late, "asking");
+    s.type_line(&late, "");
+}
+
 /// A logging `pipe-pane` on a pane: the stream cannot be had, the kernel
 /// alone says what the pane waits for (looked at once a second).
 #[test]

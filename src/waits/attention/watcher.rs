@@ -208,7 +208,14 @@ impl Watch {
             socket: socket.clone(),
         };
         if scopes.iter().any(|s| !matches!(s, Scope::Pane(_))) {
-            watch_new_terminals(waker);
+            // (The server is its panes' parent: it made them.)
+            let server = rows
+                .iter()
+                .filter(|r| !r.dead && r.pane_pid > 0)
+                .find_map(|r| crate::sys::procfs::stat(r.pane_pid))
+                .map(|st| st.ppid)
+                .filter(|&p| p > 1);
+            watch_new_terminals(waker, server);
         }
         let mut w = Watch {
             socket: socket.clone(),
@@ -602,71 +609,8 @@ fn now_change(s: &Status) -> Change {
     }
 }
 
-/// Send `Rescan` when a terminal device appears (a pane may have been
-/// made): inotify on `/dev/pts` (Linux); elsewhere every two seconds.
-fn watch_new_terminals(tx: Waker) {
-    let _ = std::thread::Builder::new()
-        .name("new-panes".into())
-        .spawn(move || {
-            #[cfg(target_os = "linux")]
-            if let Some(fd) = inotify_pts() {
-                let mut buf = [0u8; 4096];
-                loop {
-                    // SAFETY: reading into a buffer we own.
-                    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-                    if n <= 0 {
-                        let e = std::io::Error::last_os_error();
-                        if e.raw_os_error() == Some(libc::EINTR) {
-                            continue;
-                        }
-                        break;
-                    }
-                    // Events of one creation come together: let tmux
-                    // finish making the pane, then look once.
-                    std::thread::sleep(Duration::from_millis(20));
-                    drain(fd, &mut buf);
-                    if !tx.send(Msg::Rescan) {
-                        return;
-                    }
-                }
-            }
-            loop {
-                std::thread::sleep(Duration::from_secs(2));
-                if !tx.send(Msg::Rescan) {
-                    return;
-                }
-            }
-        });
-}
-
-#[cfg(target_os = "linux")]
-fn inotify_pts() -> Option<libc::c_int> {
-    // SAFETY: plain system calls; the path is a NUL-terminated literal.
-    unsafe {
-        let fd = libc::inotify_init1(libc::IN_CLOEXEC);
-        if fd < 0 {
-            return None;
-        }
-        let wd = libc::inotify_add_watch(fd, c"/dev/pts".as_ptr(), libc::IN_CREATE);
-        if wd < 0 {
-            libc::close(fd);
-            return None;
-        }
-        Some(fd)
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn drain(fd: libc::c_int, buf: &mut [u8]) {
-    loop {
-        let mut p = crate::sys::pollfd(fd, libc::POLLIN);
-        crate::sys::poll(std::slice::from_mut(&mut p), Some(Duration::from_millis(1)));
-        if p.revents & libc::POLLIN == 0 {
-            return;
-        }
-        // SAFETY: reading into a buffer we own.
-        if unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } <= 0 {
-            return;
-        }
-    }
+/// Send `Rescan` when the server may have made a pane (a terminal of its
+/// own appeared).
+fn watch_new_terminals(tx: Waker, server: Option<u32>) {
+    crate::sys::pts::on_new_terminals(server, move || tx.send(Msg::Rescan));
 }
