@@ -164,11 +164,20 @@ pub enum RemoteCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Copy this tmux-wait to ~/.local/bin/tmux-wait on HOST (when its system and machine match this build's)
+    /// Put tmux-wait in ~/.local/bin/tmux-wait on HOST: this binary when its system and machine match this build's, else the signed release for them, verified here
     Install {
         /// A host as ssh takes it, user@host (the user is optional)
         #[arg(value_name = "HOST")]
         host: String,
+        /// Download the release even when this binary would do
+        #[arg(long)]
+        from_release: bool,
+        /// Where releases are published (URL/vVERSION/ holds SHA256SUMS, its signature and the archives)
+        #[arg(long, value_name = "URL", default_value = crate::remote::release::DEFAULT_URL)]
+        release_url: String,
+        /// An allowed_signers file to verify SHA256SUMS.sig with (default: tmux-wait's release key, built in)
+        #[arg(long, value_name = "FILE")]
+        signers: Option<std::path::PathBuf>,
     },
     /// Run tmux-wait with ARGS on HOST through the shared ssh connection, with its output and exit status
     Exec {

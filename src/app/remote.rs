@@ -26,8 +26,18 @@ pub(super) fn remote_command(a: RemoteArgs) -> i32 {
                 exit::ERROR
             }
         }
-        RemoteCommand::Install { host } => {
-            match Host::parse(&host).and_then(|h| remote::install(&ssh, &h)) {
+        RemoteCommand::Install {
+            host,
+            from_release,
+            release_url,
+            signers,
+        } => {
+            let source = remote::release::Source {
+                url: release_url,
+                signers,
+            };
+            match Host::parse(&host).and_then(|h| remote::install(&ssh, &h, &source, from_release))
+            {
                 Ok(said) => {
                     print(&said);
                     exit::OK

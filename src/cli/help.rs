@@ -107,13 +107,16 @@ remote shell are quoted; a host name starting with '-' or holding anything
 but letters, digits and . _ - is refused.
 
   tmux-wait remote check build gpu
-  tmux-wait remote install gpu          # copies this binary, when uname -sm matches
+  tmux-wait remote install gpu          # this binary, or the release for gpu
   tmux-wait remote exec gpu -- run -t %3 -- make test
 
-install copies this tmux-wait to ~/.local/bin/tmux-wait on the host (through
-the same connection, atomically, after running it there once), only when
-the host's system and machine are this build's; else it names the release
-to download. Nothing is installed unless you ask.
+install puts tmux-wait in ~/.local/bin/tmux-wait on the host (through the
+same connection, atomically, after running it there once): this binary when
+the host's system and machine are this build's, else (or --from-release)
+the release of this version for the host's, downloaded from --release-url
+and verified here first (SHA256SUMS.sig against the release key built in,
+or --signers FILE; then the archive's SHA-256): a download that fails a
+check is refused. Nothing is installed unless you ask.
 
 Exit codes:
   0    check: every host is reached and runs a recent tmux-wait; install: done

@@ -7,11 +7,14 @@
 //! - [`host`]: `[user@]host[:socket]`, checked; words quoted for the
 //!   remote shell;
 //! - [`ssh`]: the connection, a host's system and helper version, copying
-//!   a file there.
+//!   a file there;
+//! - [`release`]: a release binary for another system, downloaded and
+//!   verified.
 //!
 //! `tmux-wait remote check|install|exec` are here too.
 
 pub mod host;
+pub mod release;
 pub mod ssh;
 
 pub use host::{Host, sh_quote, sh_words, split_qualified};
@@ -96,44 +99,47 @@ pub fn check(ssh: &Ssh, hosts: &[Host], json: bool) -> bool {
     all
 }
 
-/// `tmux-wait remote install HOST`: copy this very binary to
-/// `~/.local/bin/tmux-wait` there when the host's system and machine are
-/// this build's; it is run there once before it takes the place of any
+/// `tmux-wait remote install HOST`: put tmux-wait in
+/// `~/.local/bin/tmux-wait` there: this very binary when the host's
+/// system and machine are this build's (and `from_release` is not asked),
+/// else the release for the host's, downloaded from `source` and verified
+/// here first. It is run there once before it takes the place of any
 /// older one (a rename: never half a file). Returns what was done.
-pub fn install(ssh: &Ssh, host: &Host) -> Result<String> {
+pub fn install(
+    ssh: &Ssh,
+    host: &Host,
+    source: &release::Source,
+    from_release: bool,
+) -> Result<String> {
     let r = ssh.preflight(host)?;
     let ours = this_target();
-    let theirs = target_of(&r.uname);
     let v = ssh::VERSION;
-    let release = |t: &str| {
-        format!(
-            "download tmux-wait-{v}-{t}.tar.gz from https://github.com/tmux-wait/tmux-wait/releases/tag/v{v} and check it as the README's install block does"
+    let uname = crate::report::sanitize(&r.uname);
+    let Some(theirs) = target_of(&r.uname) else {
+        return Err(Error::new(
+            Kind::NoHelper,
+            format!(
+                "{}: no release is built for '{uname}'; build it there with `cargo install --locked tmux-wait`",
+                host.spec
+            ),
+        ));
+    };
+    // (Kept until the copy is made: its directory goes with it.)
+    let download;
+    let (exe, what) = if theirs == ours && !from_release {
+        let exe =
+            std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
+        (exe, "this binary".to_owned())
+    } else {
+        download = release::fetch(source, v, theirs).map_err(|e| Error {
+            message: format!("{}: {}", host.spec, e.message),
+            ..e
+        })?;
+        (
+            download.binary.clone(),
+            format!("the verified release for {theirs}"),
         )
     };
-    let uname = crate::report::sanitize(&r.uname);
-    match theirs {
-        None => {
-            return Err(Error::new(
-                Kind::NoHelper,
-                format!(
-                    "{}: no release is built for '{uname}'; build it there with `cargo install --locked tmux-wait`",
-                    host.spec
-                ),
-            ));
-        }
-        Some(t) if t != ours => {
-            return Err(Error::new(
-                Kind::NoHelper,
-                format!(
-                    "{}: it is '{uname}', this tmux-wait is built for {ours}: {}",
-                    host.spec,
-                    release(t)
-                ),
-            ));
-        }
-        Some(_) => {}
-    }
-    let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
     // (The directory by the remote shell's $HOME: scp's own start is the
     // account's home, which may be another.)
     let home = ssh.output(host, "mkdir -p \"$HOME/.local/bin\" && printf %s \"$HOME\"")?;
@@ -168,15 +174,19 @@ pub fn install(ssh: &Ssh, host: &Host) -> Result<String> {
         return Err(Error::new(
             Kind::NoHelper,
             format!(
-                "{}: the copy does not run there ({}); {}",
+                "{}: {what} does not run there ({}){}",
                 host.spec,
                 ssh::last_words(&out),
-                release(ours)
+                if from_release || theirs != ours {
+                    ""
+                } else {
+                    "; try --from-release"
+                }
             ),
         ));
     }
     Ok(format!(
-        "{}: installed tmux-wait {v} in ~/.local/bin/tmux-wait",
+        "{}: installed tmux-wait {v} in ~/.local/bin/tmux-wait ({what})",
         host.spec
     ))
 }

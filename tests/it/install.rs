@@ -6,8 +6,8 @@
 //! tmux-wait. Then the static binaries themselves: in an empty chroot, and
 //! under qemu-user.
 
-mod http;
-mod release;
+pub(crate) mod http;
+pub(crate) mod release;
 
 use crate::common::*;
 use http::{Archive, Http};
@@ -198,7 +198,7 @@ impl Setup {
 }
 
 /// Put a release's files where a server of `base` serves them.
-fn publish(base: &Path, r: &Release) {
+pub(crate) fn publish(base: &Path, r: &Release) {
     let dir = base.join(format!("v{}", r.version));
     std::fs::create_dir_all(&dir).unwrap();
     for f in [

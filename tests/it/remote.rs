@@ -25,11 +25,12 @@ macro_rules! need_sshd {
     };
 }
 
+mod install;
 mod plugin;
 
 /// `tmux-wait` for these hosts: their ssh config, the connections'
 /// sockets in the test's directory, this host's servers under `tmpdir`.
-fn tw(keys: &Keys, tmpdir: &std::path::Path) -> Command {
+pub(crate) fn tw(keys: &Keys, tmpdir: &std::path::Path) -> Command {
     let mut c = Command::new(BIN);
     c.env("TMUX_WAIT_SSH_CONFIG", &keys.config)
         .env("XDG_RUNTIME_DIR", keys.run_dir())

@@ -80,6 +80,7 @@ fn inputs() -> Vec<String> {
                     *f,
                     "Cargo.toml"
                         | "Cargo.lock"
+                        | "allowed_signers"
                         | "LICENSE-MIT"
                         | "LICENSE-APACHE"
                         | "scripts/release"
