@@ -4,6 +4,8 @@
 //! (`procfs`) and terminals (`tty`).
 
 pub mod fds;
+#[cfg(target_os = "linux")]
+pub mod inotify;
 pub mod procfs;
 pub mod pts;
 pub mod tty;
