@@ -194,7 +194,7 @@ pub enum RemoteCommand {
 /// (several), every server of this user, other hosts.
 #[derive(Debug, Clone, Args)]
 pub struct ManyArgs {
-    /// Every tmux server of this user that runs on this host (a live socket in tmux's socket directory)
+    /// Every tmux server of this user on this host (a live socket in tmux's socket directory); for any, also those that start during the wait
     #[arg(long)]
     pub all_servers: bool,
 

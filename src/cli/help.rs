@@ -141,15 +141,16 @@ in such a state already. The first pane wins; --all waits for every pane.
 Panes that appear later in a watched window or session are watched too.
 --ndjson prints one JSON object per change until the timeout.
 
-Several servers and hosts: -L and -S repeated, --all-servers (every live
-server of yours on this host) and --host [user@]host[:socket] (repeated)
-watch every pane of each; the first pane that needs someone wins. Each
-pane names its server (socket path) and host (null: this one); a remote
-pane's id is HOST/%N. A host is reached through one shared ssh connection
-(BatchMode; its socket in tmux-wait's private directory) and must run this
-tmux-wait or a newer one (`tmux-wait remote install HOST`). A host that
-cannot be reached, or drops, is said (host_unreachable) and tried again
-(1 s, 2 s, 4 s ... 30 s); a server that goes away is said; the others go on.
+Several servers and hosts: -L and -S repeated, --all-servers (every server
+of yours on this host, those that start during the wait too) and --host
+[user@]host[:socket] (repeated) watch every pane of each; the first pane
+that needs someone wins. Each pane names its server (socket path) and host
+(null: this one); a remote pane's id is HOST/%N. A host is reached through
+one shared ssh connection (BatchMode; its socket in tmux-wait's private
+directory) and must run this tmux-wait or a newer one (`tmux-wait remote
+install HOST`). A host that cannot be reached, or drops, is said
+(host_unreachable) and tried again (1 s, 2 s, 4 s ... 30 s); a server that
+goes away is said; the others go on.
 
 Exit codes:
   0    a pane (with --all: every pane) needs someone

@@ -253,6 +253,42 @@ fn any_over_three_servers_and_two_hosts() {
     web.type_line(&web.panes[3], "");
 }
 
+/// `--all-servers` takes a server that starts during the wait too: said
+/// in `--ndjson` (`server_added`), its panes watched from then on.
+#[test]
+fn a_server_started_during_the_wait_is_watched() {
+    let keys = Keys::new();
+    let local = tempfile::Builder::new()
+        .prefix("tw-local")
+        .tempdir()
+        .unwrap();
+    let first = Tmux::start(local.path(), "first", 2);
+    let mut c = tw(&keys, local.path());
+    c.args(["any", "--all-servers", "--until", "asking", "--ndjson"])
+        .args(["--ready", "armed", "--timeout", "30"]);
+    let mut run = Running::start(c);
+    first.wait_channel("armed", &mut run.child);
+    let late = Tmux::start(local.path(), "late", 2);
+    let added = run.line("server_added", DEADLINE, |v| v["event"] == "server_added");
+    assert_eq!(added["server"], late.socket(), "{added}");
+    late.type_line(&late.panes[1], "read -p 'Late? ' x");
+    let v = run.line("the late server's question", DEADLINE, |v| {
+        v["state"] == "asking"
+    });
+    assert_eq!(v["server"], late.socket(), "{v}");
+    assert_eq!(v["pane_id"], late.panes[1], "{v}");
+    assert_eq!(v["question"], "Late?", "{v}");
+    // tmux-wait's own sockets (a hub's, hidden beside its server's) are
+    // no server.
+    assert!(
+        !run.seen.iter().any(|l| l.contains("/.")),
+        "{}",
+        run.seen.join("\n")
+    );
+    late.type_line(&late.panes[1], "");
+    drop(first);
+}
+
 /// A host whose sshd is killed mid-wait: said, the other host's panes
 /// still reported, and back within 5 s of its sshd's return.
 #[test]

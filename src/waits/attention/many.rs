@@ -8,6 +8,7 @@
 
 mod host;
 mod local;
+mod servers;
 
 use super::machine::What;
 pub use super::report::{AnyResult, PaneReport, PanesResult, Pending, Problem};
@@ -18,6 +19,7 @@ use crate::report::seconds;
 use crate::tmux::Socket;
 pub use host::{HostEvent, HostWatch, report_of, word};
 pub use local::LocalEvent;
+pub use servers::live_servers;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Sender, channel};
@@ -30,6 +32,9 @@ pub struct Sources {
     /// The one server here was not named (`$TMUX`'s, or tmux's default):
     /// left out quietly when it does not run.
     pub implicit: bool,
+    /// `--all-servers`: a server that starts during the wait is watched
+    /// too.
+    pub all_servers: bool,
     pub hosts: Vec<Host>,
     pub ssh: Option<Ssh>,
     /// The `--pattern`s as typed and `--regex`, for the hosts.
@@ -91,6 +96,7 @@ impl Sources {
         Ok(Some(Sources {
             servers: list,
             implicit,
+            all_servers,
             hosts,
             ssh,
             patterns: Vec::new(),
@@ -101,37 +107,6 @@ impl Sources {
     fn count(&self) -> usize {
         self.servers.len() + self.hosts.len()
     }
-}
-
-/// Every server of this user with a live socket in tmux's socket
-/// directory (`$TMUX_TMPDIR` or /tmp, `tmux-UID`); a socket nobody
-/// listens on (a server that crashed) is left out.
-pub fn live_servers() -> Vec<Socket> {
-    let dir = Socket::Name("x".into())
-        .path()
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let Ok(rd) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = Vec::new();
-    for e in rd.flatten() {
-        use std::os::unix::fs::FileTypeExt;
-        // (Hidden names are tmux-wait's own: a hub's socket beside its
-        // server's.)
-        if !e.file_type().is_ok_and(|t| t.is_socket())
-            || e.file_name().to_string_lossy().starts_with('.')
-        {
-            continue;
-        }
-        let p = e.path();
-        if std::os::unix::net::UnixStream::connect(&p).is_ok() {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out.into_iter().map(Socket::Path).collect()
 }
 
 /// How a server is named in lines for people: its name when its socket
@@ -201,32 +176,19 @@ enum Msg {
     Failed(Error),
     Ended(usize),
     Signal(i32),
+    /// A server may have started here (`--all-servers`).
+    NewServers,
 }
 
 /// Start a thread per source; each ends by itself at `deadline` (and
 /// with the process: the answer found, nobody waits for the others).
 fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Sender<Msg>) {
     for (i, s) in src.servers.iter().enumerate() {
-        let (s, req, tx) = (s.clone(), req.clone(), tx.clone());
-        let _ = std::thread::Builder::new()
-            .name("any-server".into())
-            .spawn(move || {
-                local::watch(&s, &req, tail, deadline, |e| {
-                    let m = match e {
-                        LocalEvent::Armed => Msg::Armed(i, false),
-                        LocalEvent::Pane(r) => Msg::Report(i, r),
-                        LocalEvent::State {
-                            pane_id,
-                            state,
-                            gone,
-                        } => Msg::State(i, pane_id, state, gone),
-                        LocalEvent::Problem(p) => Msg::Problem(i, p, true),
-                        LocalEvent::Failed(e) => Msg::Failed(e),
-                    };
-                    tx.send(m).is_ok()
-                });
-                let _ = tx.send(Msg::Ended(i));
-            });
+        start_server(i, s, req, tail, deadline, tx);
+    }
+    if src.all_servers {
+        let tx = tx.clone();
+        servers::on_new_sockets(deadline, move || tx.send(Msg::NewServers).is_ok());
     }
     let base = src.servers.len();
     let w = HostWatch {
@@ -269,14 +231,45 @@ fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Se
     }
 }
 
+/// Watch server `s`, source `i`, in a thread of its own.
+fn start_server(
+    i: usize,
+    s: &Socket,
+    req: &AnyRequest,
+    tail: bool,
+    deadline: Instant,
+    tx: &Sender<Msg>,
+) {
+    let (s, req, tx) = (s.clone(), req.clone(), tx.clone());
+    let _ = std::thread::Builder::new()
+        .name("any-server".into())
+        .spawn(move || {
+            local::watch(&s, &req, tail, deadline, |e| {
+                let m = match e {
+                    LocalEvent::Armed => Msg::Armed(i, false),
+                    LocalEvent::Pane(r) => Msg::Report(i, r),
+                    LocalEvent::State {
+                        pane_id,
+                        state,
+                        gone,
+                    } => Msg::State(i, pane_id, state, gone),
+                    LocalEvent::Problem(p) => Msg::Problem(i, p, true),
+                    LocalEvent::Failed(e) => Msg::Failed(e),
+                };
+                tx.send(m).is_ok()
+            });
+            let _ = tx.send(Msg::Ended(i));
+        });
+}
+
 /// Each source's panes and their states, as the events said.
 struct Panes {
     /// (pane id, state, gone) per source.
     of: Vec<Vec<(String, &'static str, bool)>>,
     /// Each source's socket path (here) or host.
     server: Vec<String>,
-    /// How many of the sources are servers here (the first ones).
-    local: usize,
+    /// Which sources are servers here (the others are hosts).
+    local: Vec<bool>,
 }
 
 impl Panes {
@@ -303,7 +296,7 @@ impl Panes {
                 out.push(Pending {
                     pane_id: p.clone(),
                     state: st,
-                    server: (i < self.local).then(|| self.server[i].clone()),
+                    server: self.local[i].then(|| self.server[i].clone()),
                 });
             }
         }
@@ -342,11 +335,15 @@ pub fn any(
         .map(|s| s.absolute().path().to_string_lossy().into_owned())
         .collect();
     server.extend(src.hosts.iter().map(|h| h.spec.clone()));
+    let mut local = vec![true; src.servers.len()];
+    local.resize(n, false);
     let mut panes = Panes {
         of: vec![Vec::new(); n],
         server,
-        local: src.servers.len(),
+        local,
     };
+    // The servers here (those that start during the wait come last).
+    let mut here: Vec<(usize, Socket)> = src.servers.iter().cloned().enumerate().collect();
     start(req, src, !req.ndjson, deadline, &tx);
     if src.servers.is_empty() {
         route_signals(&tx);
@@ -385,9 +382,15 @@ pub fn any(
             Msg::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
             Msg::Failed(e) => return Err(e),
             Msg::Armed(i, again) => {
+                // (A server that started during the wait is said once
+                // watched: what changes on it from now on counts.)
+                let added = i >= src.count() && !armed[i];
                 armed[i] = true;
                 if again && req.ndjson {
                     emit(&serde_json::json!({"event": "host_connected", "host": panes.server[i]}));
+                }
+                if added && req.ndjson {
+                    emit(&serde_json::json!({"event": "server_added", "server": panes.server[i]}));
                 }
             }
             Msg::State(i, pane, state, gone) => panes.set(i, pane, state, gone),
@@ -419,7 +422,26 @@ pub fn any(
                 }
             }
             Msg::Ended(i) => ended[i] = true,
+            Msg::NewServers => {
+                for s in live_servers() {
+                    let path = s.absolute().path();
+                    if here.iter().any(|(_, h)| h.absolute().path() == path) {
+                        continue;
+                    }
+                    let i = armed.len();
+                    let path = path.to_string_lossy().into_owned();
+                    armed.push(false);
+                    ended.push(false);
+                    tried.push(false);
+                    panes.of.push(Vec::new());
+                    panes.server.push(path);
+                    panes.local.push(true);
+                    start_server(i, &s, req, !req.ndjson, deadline, &tx);
+                    here.push((i, s));
+                }
+            }
         }
+        let n = armed.len();
         let settled = (0..n).all(|i| armed[i] || ended[i]);
         if !ready_said && (0..n).all(|i| armed[i] || ended[i] || tried[i]) {
             ready_said = true;
@@ -427,10 +449,8 @@ pub fn any(
                 route_signals(&tx);
             }
             if let Some(ch) = &req.ready {
-                let on = src
-                    .servers
+                let on = here
                     .iter()
-                    .enumerate()
                     .find(|(i, _)| armed[*i])
                     .map_or(&req.socket, |(_, s)| s);
                 let _ = on.run(["wait-for", "-S", "--", ch]);
