@@ -569,6 +569,7 @@ mod tests {
         assert!(io(me, false).is_some() && io(me, true).is_some());
         assert!(tree(me, 16).starts_with(&[me]));
     }
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_terminal_opened_here_is_one_of_our_masters() {
         use std::os::fd::AsRawFd;
