@@ -55,7 +55,8 @@ impl Drop for Download {
 /// Download `version` for `target` from `src`, verify it, unpack it.
 pub fn fetch(src: &Source, version: &str, target: &str) -> Result<Download> {
     let base = src.url.trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) {
+    let plain = !base.chars().any(|c| c.is_control() || c.is_whitespace());
+    if !plain || !(base.starts_with("https://") || base.starts_with("http://")) {
         return Err(Error::usage(format!(
             "--release-url: '{}' is not an http or https address",
             crate::report::sanitize(base)
@@ -179,13 +180,12 @@ fn get(url: &str, file: &Path) -> Result<()> {
     if out.status.success() {
         return Ok(());
     }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let said = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let said = first_line(&out.stderr);
     Err(Error::new(
         Kind::NoHelper,
         format!(
             "cannot download {url}: {}",
-            crate::report::sanitize(said.trim_start_matches("curl: "))
+            said.trim_start_matches("curl: ")
         ),
     ))
 }
@@ -206,16 +206,21 @@ fn verify_signature(signers: &Path, dir: &Path) -> Result<()> {
     if out.status.success() {
         return Ok(());
     }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let said = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     Err(Error::new(
         Kind::NoHelper,
         format!(
             "the release's SHA256SUMS does not verify against {} ({}): refused",
-            signers.display(),
-            crate::report::sanitize(said)
+            crate::report::sanitize(&signers.display().to_string()),
+            first_line(&out.stderr)
         ),
     ))
+}
+
+/// A tool's first line on stderr, fit for a one-line error.
+fn first_line(stderr: &[u8]) -> String {
+    let err = String::from_utf8_lossy(stderr);
+    let line = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    crate::report::sanitize(line.trim())
 }
 
 /// A file's SHA-256, by whichever tool the system has.
