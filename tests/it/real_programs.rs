@@ -263,6 +263,12 @@ fn sudo_asks_for_the_users_password() {
     s.type_line(&p, "sudo -k true");
     password(&s, &p, &format!("[sudo] password for {name}:"));
     s.tmux(&["send-keys", "-t", &p, "C-c"]);
+    // (Keys typed before the user's shell reads again go with Ctrl-C's
+    // flush of the terminal's input.)
+    s.wait_until(&p, "the user's prompt after Ctrl-C", || {
+        let screen = s.capture(&p);
+        screen.contains("a password is required") && screen.trim_end().ends_with('$')
+    });
     s.type_line(&p, "exit");
     s.wait_for_prompt(&p);
     drop(user);
