@@ -360,9 +360,11 @@ fn watch(
                 }
             }
             Event::Armed(i) => {
-                // A pane that came back (respawned): its exit is over.
+                // A pane that came back (respawned): its exit is over. (A
+                // new pane's own exit, marked before its watch was armed,
+                // stays.)
                 let e = &w.entries[i];
-                if e.late
+                if e.respawned
                     && let Some((m, _)) = mark_of(socket, &e.row.pane_id)
                     && m == What::State(State::Exited).as_str()
                 {

@@ -38,6 +38,9 @@ pub struct Entry {
     pub gone: bool,
     /// Came after the watch began (a new pane of a watched session).
     pub late: bool,
+    /// A pane watched before, come back with a new program
+    /// (`respawn-pane`), not a new pane.
+    pub respawned: bool,
     armed: bool,
     /// Which open of the pane's stream is awaited (a late answer to an
     /// earlier one is dropped).
@@ -239,11 +242,12 @@ impl Watch {
 
     fn add(&mut self, row: Row, late: bool) {
         let info = row.info(self.version);
-        let e = Entry {
+        let mut e = Entry {
             pane: PaneWatch::new(info, late),
             row,
             gone: false,
             late,
+            respawned: false,
             armed: false,
             opening: 0,
         };
@@ -253,6 +257,7 @@ impl Watch {
             .position(|x| x.row.pane_id == e.row.pane_id)
         {
             Some(i) => {
+                e.respawned = true;
                 self.entries[i] = e;
                 i
             }
