@@ -53,6 +53,14 @@ pub fn watch(
             message: format!("{server}: {}", e.message),
         })
     };
+    // A signal ends the whole wait; anything else, this server's watch.
+    let failed = |e: Error| {
+        if matches!(e.kind, Kind::Interrupted(_)) {
+            LocalEvent::Failed(e)
+        } else {
+            gone(e)
+        }
+    };
     let mut w = match Watch::start(
         socket,
         vec![Scope::Server],
@@ -61,12 +69,8 @@ pub fn watch(
         req.profiles.clone(),
     ) {
         Ok(w) => w,
-        Err(e) if matches!(e.kind, Kind::Interrupted(_)) => {
-            sink(LocalEvent::Failed(e));
-            return;
-        }
         Err(e) => {
-            sink(gone(e));
+            sink(failed(e));
             return;
         }
     };
@@ -75,12 +79,8 @@ pub fn watch(
         let ev = match w.next(deadline) {
             Ok(Some(ev)) => ev,
             Ok(None) => break,
-            Err(e) if matches!(e.kind, Kind::Interrupted(_)) => {
-                sink(LocalEvent::Failed(e));
-                return;
-            }
             Err(e) => {
-                sink(gone(e));
+                sink(failed(e));
                 return;
             }
         };
