@@ -42,6 +42,15 @@ impl Needed {
         }
     }
 
+    /// Its regex's source (for the hub: see `hub::Wants`).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn match_case(&self) -> bool {
+        self.match_case
+    }
+
     /// No line is needed (a regex that matches nothing).
     pub fn none() -> Self {
         Self::new(r"[^\s\S]".to_owned(), true)

@@ -31,6 +31,9 @@ pub enum EngineKind {
 pub enum Event {
     /// Bytes the pane's program wrote, and when they arrived.
     Data(Vec<u8>, Instant),
+    /// The same with plain lines the wait cannot use left out (see
+    /// `hub::sieve`).
+    Sieved(crate::hub::Sieved, Instant),
     /// The hub's answer to `sync N`.
     Synced(u64),
     /// A wait that asked for this token joined the pane's stream here.

@@ -167,6 +167,12 @@ pub struct ReaderProbe {
     /// last one: a small piece after it is looked at whenever it comes
     /// (keys typed at a prompt that ended a long piece of output).
     shown_large: bool,
+    /// Output since the last look came sieved (see `hub::sieve`): a flood
+    /// of plain lines this wait cannot use; and came whole. When all of it
+    /// came sieved, its look waits for the stream to be quiet (what a
+    /// flood that ends in a prompt needs), not for the flow's turn.
+    shown_sieved: bool,
+    shown_whole: bool,
     /// When a look saw the reader take a line whose end the stream had not
     /// shown yet.
     taken_early: Option<Instant>,
@@ -192,6 +198,8 @@ impl ReaderProbe {
             shell_running: false,
             last_output: None,
             shown_large: false,
+            shown_sieved: false,
+            shown_whole: false,
             taken_early: None,
             first: Hint::default(),
         };
@@ -245,6 +253,9 @@ impl ReaderProbe {
             return after(LOOK_EVERY);
         }
         let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
+        if self.shown_sieved && !self.shown_whole {
+            return after(FLOW_LOOK_EVERY).max(quiet);
+        }
         after(LOOK_EVERY).max(quiet.min(after(FLOW_LOOK_EVERY)))
     }
 
@@ -253,7 +264,22 @@ impl ReaderProbe {
     pub fn shown(&mut self, data: &[u8]) {
         self.last_output = Some(Instant::now());
         self.shown_large |= data.len() > SMALL_CHUNK;
+        self.shown_whole = true;
         let len = self.written_len(data);
+        self.pay_shown(len);
+    }
+
+    /// [`ReaderProbe::shown`] for a chunk the hub sieved: `len` bytes as
+    /// the terminal shows them, `newlines` line feeds among them.
+    pub fn shown_sieved(&mut self, len: u64, newlines: u64) {
+        self.last_output = Some(Instant::now());
+        self.shown_large |= len > SMALL_CHUNK as u64;
+        self.shown_sieved = true;
+        let len = if self.onlcr() { len - newlines } else { len };
+        self.pay_shown(len);
+    }
+
+    fn pay_shown(&mut self, len: u64) {
         self.echo.pay(len);
         self.unpaid += len - self.written.pay(len);
     }
@@ -425,6 +451,8 @@ impl ReaderProbe {
         let now = Instant::now();
         self.last_look = Some(now);
         self.shown_large = false;
+        self.shown_sieved = false;
+        self.shown_whole = false;
         self.echo.expire(now);
         self.written.expire(now);
         let Some(fg) = procfs::foreground_group(self.pane_pid) else {
@@ -652,7 +680,7 @@ mod tests {
             p.owed_look_at(now)
         };
         // Quiet a moment since the last output: now.
-        assert!(at(50, 10) <= now);
+        assert!(at(50, 20) <= now);
         // Output a moment ago, as in a flood between two of the hub's
         // reads: once the stream has stayed quiet long enough.
         assert_eq!(at(50, 1), now - ms(1) + QUIET_BEFORE_LOOK);
@@ -664,6 +692,22 @@ mod tests {
         assert!(at(100, 0) <= now);
         // Never sooner than LOOK_EVERY after the last look.
         assert_eq!(at(2, 30), now + ms(8));
+        // A flood that came sieved (lines the wait cannot use): only once
+        // quiet, and not sooner than FLOW_LOOK_EVERY after the last look.
+        let mut at = |look_ago: u64, output_ago: u64, whole: bool| {
+            p.last_look = Some(now - ms(look_ago));
+            p.last_output = Some(now - ms(output_ago));
+            p.shown_large = true;
+            p.shown_sieved = true;
+            p.shown_whole = whole;
+            p.owed_look_at(now)
+        };
+        assert_eq!(at(100, 0, false), now + QUIET_BEFORE_LOOK);
+        assert_eq!(at(1000, 0, false), now + QUIET_BEFORE_LOOK);
+        assert_eq!(at(50, 30, false), now + ms(50));
+        assert!(at(150, 30, false) <= now);
+        // Whole output since the look as well: as before.
+        assert!(at(100, 0, true) <= now);
     }
 
     #[test]

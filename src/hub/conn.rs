@@ -23,6 +23,11 @@ pub(super) struct Conn {
     pub(super) sent: usize,
     pub(super) role: Role,
     pub(super) since: Instant,
+    /// The lines the wait can use (see `sieve`), if it said.
+    pub(super) wants: Option<super::protocol::Wants>,
+    /// Bytes of its pane's stream sent so far, and of them left out.
+    pub(super) streamed: u64,
+    pub(super) left_out: u64,
 }
 
 impl Conn {

@@ -43,7 +43,11 @@
 //! the pane's pipe holds at that moment, passes it on, then answers `S N`.
 //! Output tmux wrote before the hub saw the request is then before the
 //! answer (see `engine::stream`, which lines replies of separate tmux
-//! commands up with the stream this way).
+//! commands up with the stream this way). A `wants JSON` line says which
+//! lines the wait can use (a regex, and how many last lines it keeps): the
+//! hub then searches each chunk once for all such waits on the pane and
+//! sends them `P` frames with the plain lines none of them can use left
+//! out (see `sieve`); `whole` takes that back.
 //!
 //! Lifetime: started detached by the first wait that finds none (one
 //! starter at a time under a lock beside the socket); one per server, kept
@@ -64,6 +68,7 @@ mod policy;
 mod protocol;
 mod router;
 mod server;
+mod sieve;
 mod starts;
 mod tap;
 
@@ -71,6 +76,9 @@ pub use client::{connect, path, read_entry};
 pub use feed::pipe_feed;
 pub use join::JoinPoint;
 pub use policy::{ENTRY_QUERIES, allowed, entry_queries};
-pub use protocol::{Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, encode_raw};
+pub use protocol::{
+    Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, Sieved, Wants, encode_raw,
+};
 pub use server::serve;
+pub use sieve::{Cut, SIEVE_AFTER, Sieve};
 pub use tap::LONGEST_PAUSE;

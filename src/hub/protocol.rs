@@ -23,6 +23,48 @@ pub struct Request {
     pub mark: Option<String>,
 }
 
+/// What a wait says of the lines it can use, in a `wants JSON` line after
+/// its entry, so the hub may leave the others out of its stream (see
+/// `sieve`): only lines `pattern` hits, and the last `keep` lines of each
+/// chunk whatever they are. A `whole` line takes it back: every byte again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Wants {
+    /// A regex over lines joined by `\r\n`, in multi-line CRLF mode.
+    pub pattern: String,
+    pub match_case: bool,
+    pub keep: usize,
+}
+
+/// A chunk of the stream with a run of plain lines left out: `head`, then
+/// `lines` lines of printable ASCII each ended by `\r\n`, `text` bytes of
+/// it in all (their `\r\n` apart), that no pattern of the wait's
+/// [`Wants`] hits, then `tail`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sieved {
+    pub head: Vec<u8>,
+    pub lines: u64,
+    pub text: u64,
+    pub tail: Vec<u8>,
+}
+
+impl Sieved {
+    /// The bytes left out.
+    pub fn skipped(&self) -> u64 {
+        self.text + 2 * self.lines
+    }
+
+    /// The chunk's length as tmux wrote it.
+    pub fn stream_len(&self) -> u64 {
+        (self.head.len() + self.tail.len()) as u64 + self.skipped()
+    }
+
+    /// Line feeds in the chunk.
+    pub fn newlines(&self) -> u64 {
+        let count = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+        count(&self.head) + self.lines + count(&self.tail)
+    }
+}
+
 /// The hub's answer to a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
@@ -66,6 +108,8 @@ pub enum Frame {
     Entry(Entry),
     /// Bytes the pane's program wrote.
     Data(Vec<u8>),
+    /// Bytes the pane's program wrote, lines the wait cannot use left out.
+    Sieved(Sieved),
     /// Everything the pipe held when `sync N` arrived is before this.
     Synced(u64),
     /// A wait that asked for this token joined here.
@@ -75,6 +119,7 @@ pub enum Frame {
 
 const TAG_ENTRY: u8 = b'E';
 const TAG_DATA: u8 = b'D';
+const TAG_SIEVED: u8 = b'P';
 const TAG_SYNCED: u8 = b'S';
 const TAG_MARK: u8 = b'M';
 const TAG_END: u8 = b'X';
@@ -87,8 +132,17 @@ impl Frame {
     /// big-endian length, the payload.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         let (tag, payload): (u8, std::borrow::Cow<[u8]>) = match self {
-            Frame::Entry(e) => (TAG_ENTRY, serde_json::to_vec(e).unwrap_or_default().into()),
+            Frame::Entry(e) => (TAG_ENTRY, entry_json(e).into()),
             Frame::Data(d) => (TAG_DATA, d.as_slice().into()),
+            Frame::Sieved(s) => {
+                let mut p = Vec::with_capacity(20 + s.head.len() + s.tail.len());
+                p.extend_from_slice(&(s.head.len() as u32).to_be_bytes());
+                p.extend_from_slice(&s.head);
+                p.extend_from_slice(&s.lines.to_be_bytes());
+                p.extend_from_slice(&s.text.to_be_bytes());
+                p.extend_from_slice(&s.tail);
+                (TAG_SIEVED, p.into())
+            }
             Frame::Synced(n) => (TAG_SYNCED, n.to_be_bytes().to_vec().into()),
             Frame::Mark(t) => (TAG_MARK, t.as_bytes().into()),
             Frame::End(r) => (TAG_END, serde_json::to_vec(r).unwrap_or_default().into()),
@@ -108,14 +162,31 @@ pub fn encode_raw(tag: u8, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
+/// An entry as JSON, with `"sieve": true`: this hub takes `wants` lines
+/// (a wait of a build before them ignores the key; a hub before them never
+/// sends it, and drops a wait for a line it does not know).
+fn entry_json(e: &Entry) -> Vec<u8> {
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("sieve".into(), true.into());
+    }
+    serde_json::to_vec(&v).unwrap_or_default()
+}
+
 /// Splits a byte stream into frames.
 #[derive(Debug, Default)]
 pub struct Decoder {
     buf: Vec<u8>,
     at: usize,
+    sieves: bool,
 }
 
 impl Decoder {
+    /// The last entry came from a hub that takes `wants` lines.
+    pub fn sieves(&self) -> bool {
+        self.sieves
+    }
+
     pub fn push(&mut self, data: &[u8]) {
         if self.at > 0 && self.at == self.buf.len() {
             self.buf.clear();
@@ -140,10 +211,16 @@ impl Decoder {
         }
         let payload = &rest[5..5 + len];
         let frame = match rest[0] {
-            TAG_ENTRY => Frame::Entry(
-                serde_json::from_slice(payload).map_err(|e| bad(&format!("an entry ({e})")))?,
-            ),
+            TAG_ENTRY => {
+                let v: serde_json::Value =
+                    serde_json::from_slice(payload).map_err(|e| bad(&format!("an entry ({e})")))?;
+                self.sieves = v.get("sieve") == Some(&serde_json::Value::Bool(true));
+                Frame::Entry(
+                    serde_json::from_value(v).map_err(|e| bad(&format!("an entry ({e})")))?,
+                )
+            }
             TAG_DATA => Frame::Data(payload.to_vec()),
+            TAG_SIEVED => Frame::Sieved(sieved(payload).ok_or_else(|| bad("a sieved chunk"))?),
             TAG_SYNCED => Frame::Synced(u64::from_be_bytes(
                 payload.try_into().map_err(|_| bad("a sync reply"))?,
             )),
@@ -162,6 +239,20 @@ impl Decoder {
     }
 }
 
+fn sieved(p: &[u8]) -> Option<Sieved> {
+    let n = u32::from_be_bytes(p.get(..4)?.try_into().ok()?) as usize;
+    let head = p.get(4..4 + n)?.to_vec();
+    let rest = p.get(4 + n..)?;
+    let lines = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
+    let text = u64::from_be_bytes(rest.get(8..16)?.try_into().ok()?);
+    Some(Sieved {
+        head,
+        lines,
+        text,
+        tail: rest[16..].to_vec(),
+    })
+}
+
 pub(super) fn bad(what: &str) -> Error {
     Error::new(Kind::Tmux, format!("the tmux-wait hub sent {what}"))
 }
@@ -176,6 +267,12 @@ mod tests {
             Frame::Entry(Entry::Foreign),
             Frame::Data(b"hello\r\n\x1b[31m".to_vec()),
             Frame::Synced(7),
+            Frame::Sieved(Sieved {
+                head: b"1\r\n".to_vec(),
+                lines: 3,
+                text: 9,
+                tail: b"9\r\n$ ".to_vec(),
+            }),
             Frame::Mark("abc".into()),
             Frame::End(EndReason::Closed),
             Frame::Entry(Entry::Fresh {
@@ -200,6 +297,22 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_says_whether_the_hub_sieves() {
+        let mut bytes = Vec::new();
+        Frame::Entry(Entry::Foreign).encode_into(&mut bytes);
+        let mut d = Decoder::default();
+        d.push(&bytes);
+        assert_eq!(d.next_frame().unwrap(), Some(Frame::Entry(Entry::Foreign)));
+        assert!(d.sieves());
+        // A hub of a build before `wants`.
+        let mut d = Decoder::default();
+        encode_raw(TAG_ENTRY, br#"{"entry":"foreign"}"#, &mut bytes);
+        d.push(&bytes[bytes.len() - 24..]);
+        assert_eq!(d.next_frame().unwrap(), Some(Frame::Entry(Entry::Foreign)));
+        assert!(!d.sieves());
+    }
+
+    #[test]
     fn bad_frames_are_errors() {
         let mut d = Decoder::default();
         d.push(&[b'?', 0, 0, 0, 0]);
@@ -212,6 +325,9 @@ mod tests {
         assert!(d.next_frame().is_err());
         let mut d = Decoder::default();
         d.push(&[b'S', 0, 0, 0, 1, 0]);
+        assert!(d.next_frame().is_err());
+        let mut d = Decoder::default();
+        d.push(&[b'P', 0, 0, 0, 6, 0, 0, 0, 9, b'a', b'b']);
         assert!(d.next_frame().is_err());
     }
 }

@@ -22,6 +22,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
+mod stream;
+
 /// How long the hub stays after its last wait left.
 const LINGER: Duration = Duration::from_millis(250);
 /// How long a pane's pipe stays after its last wait left, for the next
@@ -333,6 +335,9 @@ impl Hub {
                             sent: 0,
                             role: Role::New,
                             since: Instant::now(),
+                            wants: None,
+                            streamed: 0,
+                            left_out: 0,
                         },
                     );
                 }
@@ -429,37 +434,9 @@ impl Hub {
             }
             return;
         }
-        // A wait's later lines: `sync N`.
-        let text = String::from_utf8_lossy(line);
-        let Some(n) = text
-            .strip_prefix("sync ")
-            .and_then(|n| n.trim().parse::<u64>().ok())
-        else {
-            return self.drop_conn(id);
-        };
-        let pane = match self.conns.get(&id).map(|c| &c.role) {
-            Some(Role::Waiter {
-                pane,
-                entered: true,
-            }) => pane.clone(),
-            _ => return self.drop_conn(id),
-        };
-        log(format_args!("sync {id} {n}"));
-        // What the pipe holds now goes first (only that: under a flood the
-        // pipe is never empty).
-        let held = self
-            .taps
-            .get(&pane)
-            .and_then(|t| t.fd.as_ref())
-            .map(|fd| bytes_waiting(fd.as_raw_fd()))
-            .unwrap_or(0);
-        if held > 0 {
-            let mut buf = vec![0u8; 64 * 1024];
-            self.read_tap(&pane, held, &mut buf);
-        }
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.push(&Frame::Synced(n));
-        }
+        // A wait's later lines.
+        let text = String::from_utf8_lossy(line).into_owned();
+        self.on_wait_line(id, &text);
     }
 
     fn on_request(&mut self, id: u64, req: Request) {
@@ -601,29 +578,7 @@ impl Hub {
             }
             let data = &buf[..n as usize];
             read += data.len();
-            let waits = self.router.data(pane, data);
-            readers = waits.len();
-            // An idle pipe's chunk only moves its join point on.
-            if waits.is_empty() {
-                continue;
-            }
-            let frame = Frame::Data(data.to_vec());
-            let mut over = Vec::new();
-            for w in waits {
-                if let Some(c) = self.conns.get_mut(w) {
-                    c.push(&frame);
-                    if c.pending() > self.queue_limit {
-                        over.push(*w);
-                    }
-                }
-            }
-            // A wait that stopped reading is dropped: no other waits for it.
-            for w in over {
-                if let Some(c) = self.conns.get(&w) {
-                    self.dropped.note(&c.stream);
-                }
-                self.drop_conn(w);
-            }
+            readers = self.fan_out(pane, data);
         }
         if let Some(t) = self.taps.get_mut(pane) {
             t.read(read, readers);
@@ -680,10 +635,13 @@ impl Hub {
     }
 
     fn drop_conn(&mut self, id: u64) {
-        log(format_args!("drop {id}"));
         let Some(c) = self.conns.remove(&id) else {
-            return;
+            return log(format_args!("drop {id}"));
         };
+        log(format_args!(
+            "drop {id}: streamed {}, left out {}",
+            c.streamed, c.left_out
+        ));
         if let Role::Waiter { pane, .. } = c.role {
             self.router.leave(id, &pane, Instant::now());
         }

@@ -1,16 +1,19 @@
 //! One pane's pipe, as the hub holds it (who gets its stream is the
 //! router's business), and how fast the hub reads it.
 
+use super::sieve::Sieve;
 use std::os::fd::OwnedFd;
 use std::time::{Duration, Instant};
 
 /// A read of at least this much means the pane is flooding.
 const FLOOD_READ: usize = 4096;
 /// How long a flooding pane's pipe is left alone after a read, for each
-/// wait on it, up to [`MOST_PAUSES`] times: all the waits on a flooding
-/// pane together wake about once a millisecond.
+/// wait on it up to four, then once more for every six waits past four,
+/// up to [`MOST_PAUSES`] times: all the waits on a flooding pane together
+/// wake about once a millisecond, and fifty of them (sieved, so cheap to
+/// wake: see `sieve`) once each 10 ms.
 const PAUSE: Duration = Duration::from_millis(1);
-const MOST_PAUSES: u32 = 4;
+const MOST_PAUSES: u32 = 10;
 /// The longest a flooding pane's pipe is left alone: a wait on it sees a
 /// gap this long between two pieces of a flood that goes on.
 pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
@@ -24,6 +27,12 @@ pub(super) struct Tap {
     pub(super) live_since: Instant,
     /// Not read again before this (see [`Tap::read`]).
     paused_until: Option<Instant>,
+    /// Runs of lines the waits sieved for cannot use (see `sieve`).
+    pub(super) sieve: Sieve,
+    /// The waits the sieve was set for, and whether one of them changed
+    /// its wants since.
+    pub(super) sieved: Vec<u64>,
+    pub(super) sieve_stale: bool,
 }
 
 impl Tap {
@@ -33,6 +42,9 @@ impl Tap {
             fd: None,
             live_since: Instant::now(),
             paused_until: None,
+            sieve: Sieve::default(),
+            sieved: Vec::new(),
+            sieve_stale: false,
         }
     }
 
@@ -46,9 +58,12 @@ impl Tap {
     /// what ends a flood is read at most [`MOST_PAUSES`] times [`PAUSE`]
     /// later. A `sync` reads the pipe whatever the pause.
     pub(super) fn read(&mut self, n: usize, waits: usize) {
-        let times = u32::try_from(waits)
-            .unwrap_or(MOST_PAUSES)
-            .clamp(1, MOST_PAUSES);
+        let waits = u32::try_from(waits).unwrap_or(u32::MAX);
+        let times = if waits <= 4 {
+            waits.max(1)
+        } else {
+            (4 + (waits - 4) / 6).min(MOST_PAUSES)
+        };
         self.paused_until = (n >= FLOOD_READ).then(|| Instant::now() + PAUSE * times);
     }
 
@@ -82,7 +97,15 @@ mod tests {
     #[test]
     fn the_pause_grows_with_the_waits_up_to_a_bound() {
         let mut t = Tap::new("tok".into());
-        for (waits, times) in [(0, 1), (1, 1), (3, 3), (4, 4), (10, 4), (usize::MAX, 4)] {
+        for (waits, times) in [
+            (0, 1),
+            (1, 1),
+            (3, 3),
+            (4, 4),
+            (10, 5),
+            (50, 10),
+            (usize::MAX, 10),
+        ] {
             let before = Instant::now();
             t.read(FLOOD_READ, waits);
             let until = t.paused(before).expect("paused");

@@ -251,7 +251,21 @@ fn a_stopped_wait_is_dropped_not_waited_for() {
     let mut c = s.tw();
     // The first wait starts the hub, which takes the limit from it.
     c.env("TMUX_WAIT_HUB_QUEUE_MB", "1");
-    let stopped = s.start_wait_cmd(c, &["text", "-t", &s.pane, "--json", "--pattern", "never"]);
+    // A pattern matched line by line only (it names the text's edges): the
+    // wait is sent the flood whole, not sieved (a sieved flood is a few
+    // hundred bytes a chunk, and would not fill the queue).
+    let stopped = s.start_wait_cmd(
+        c,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--regex",
+            "--pattern",
+            r"\Anever\z",
+        ],
+    );
     let other = wait_line(&s, &p2, "^OTHER_2$");
     wait_waiters(&s, 2);
     let pid = stopped.pid().to_string();
@@ -350,4 +364,84 @@ fn killing_the_session_ends_its_waits() {
         s.wait_no_helpers();
         assert_eq!(clients(&s), 0, "{detach}");
     }
+}
+
+/// Fifty waits on a flooding pane: the hub searches each chunk once for
+/// all of them and sends each only what its patterns can hit, its first
+/// line and its last lines (the sieve). Every wait's answer is still the
+/// line it waits for, exactly; the one that waits past the flood sees its
+/// tail as drawn; and the hub's log says it left most of the flood out.
+#[test]
+fn fifty_waits_on_a_flood_each_get_their_line_with_most_of_it_left_out() {
+    let s = TestServer::new();
+    let log = s.dir().join("hub.log");
+    let mut first = s.tw();
+    first.env("TMUX_WAIT_HUB_LOG", &log);
+    let last = wait_line_with(&s, first, &s.pane, "^done [0-9]+$");
+    let numbers: Vec<u32> = (0..48).map(|i| 150_001 + i * 3_001).collect();
+    let mut waits: Vec<(String, Waiter)> = numbers
+        .iter()
+        .map(|n| (n.to_string(), wait_line(&s, &s.pane, &format!("^{n}$"))))
+        .collect();
+    // A stop among the lines: the wait stops there, not at the line after.
+    waits.push((
+        "300003".into(),
+        s.start_wait(&[
+            "text",
+            "-t",
+            &s.pane,
+            "--json",
+            "--pattern",
+            "never there",
+            "--regex",
+            "--stop",
+            "^300003$",
+        ]),
+    ));
+    s.type_line(&s.pane, "seq 1 400000; echo done 7");
+    for (line, w) in waits {
+        let v = w.finish(&s).json();
+        assert_eq!(v["matched_lines"], serde_json::json!([line]), "{v}");
+    }
+    let v = last.finish(&s).json();
+    assert_eq!(v["matched_lines"], serde_json::json!(["done 7"]), "{v}");
+    let tail: Vec<&str> = v["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (399_990..=400_000).map(|n| n.to_string()).collect();
+    assert!(
+        tail.windows(want.len()).any(|w| w == want),
+        "the flood's last lines in the tail: {tail:?}"
+    );
+    // Most of what each wait was sent came sieved (the hub logs each
+    // wait's bytes as it leaves). Not all: a chunk is cut once, before the
+    // first line a pattern hits, and here 49 lines among the flood are hit.
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.matches("left out").count() >= 50 || std::time::Instant::now() > end {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let counts: Vec<(u64, u64)> = text
+        .lines()
+        .filter_map(|l| l.split(": streamed ").nth(1))
+        .filter_map(|r| {
+            let (a, b) = r.split_once(", left out ")?;
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        })
+        .collect();
+    let sieved = counts
+        .iter()
+        .filter(|(streamed, left)| *streamed > 1_000_000 && left * 2 > *streamed)
+        .count();
+    assert!(
+        sieved >= 45,
+        "waits sieved: {sieved} of {}: {text}",
+        counts.len()
+    );
 }

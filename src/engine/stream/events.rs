@@ -75,60 +75,9 @@ impl StreamSource {
     }
 
     pub(super) fn handle(&mut self, ev: Event) -> Result<()> {
-        /// The most bytes kept of an entry's window (see `recording`).
-        const RECORD_MAX: usize = 1 << 20;
         match ev {
-            Event::Data(data, at) => {
-                self.received += data.len() as u64;
-                if let Some(r) = &mut self.recording {
-                    if r.len() + data.len() <= RECORD_MAX {
-                        r.extend_from_slice(&data);
-                    } else {
-                        // (A flood: no window to line up; as before.)
-                        self.recording = None;
-                    }
-                }
-                if self.streaming {
-                    if self.width_checked.elapsed() >= WIDTH_EVERY {
-                        self.width_checked = Instant::now();
-                        if let Some(w) = tty_width(&self.pane.pane_tty) {
-                            self.tracker.set_width(w);
-                        }
-                    }
-                    // Who wrote it matters only while a shell reads a line
-                    // (or for what may be a prompt, looked at now and then).
-                    let reading = self.tracker.reading();
-                    let hint = if reading {
-                        let line_end = self.tracker.kernel_echo() && data.contains(&b'\n');
-                        self.probe.hint_for(&data, line_end)
-                    } else if self.probe.wants_look(&data, self.look_next) {
-                        self.probe.hint_for(&data, false)
-                    } else {
-                        self.probe.shown(&data);
-                        self.look_owed = true;
-                        Hint::default()
-                    };
-                    if reading || hint != Hint::default() {
-                        self.look_owed = false;
-                    }
-                    // A shell that just took a line may print its next
-                    // prompt (PS2) and read again at once.
-                    self.look_next = reading;
-                    if let Some(t) = &mut self.trace {
-                        let _ = writeln!(
-                            t,
-                            "{:?} {:?} {hint:?} about={} leader={:?}",
-                            at,
-                            String::from_utf8_lossy(&data),
-                            self.probe.shell_about_to_read(),
-                            self.probe.leader_pid()
-                        );
-                    }
-                    self.tracker.feed_hinted(&data, at, hint);
-                    self.output_seen = true;
-                    self.unconsumed = true;
-                }
-            }
+            Event::Data(data, at) => self.take_chunk(Chunk::Whole(&data), at),
+            Event::Sieved(sieved, at) => self.take_chunk(Chunk::Sieved(&sieved), at),
             Event::Synced(n) => self.synced = self.synced.max(n),
             Event::Mark(m) => {
                 self.marks.push(m);
@@ -146,5 +95,117 @@ impl StreamSource {
             Event::Eof => {}
         }
         Ok(())
+    }
+
+    /// A chunk of the stream: fed to the tracker with what the terminal
+    /// says of who wrote it.
+    fn take_chunk(&mut self, chunk: Chunk, at: Instant) {
+        /// The most bytes kept of an entry's window (see `recording`).
+        const RECORD_MAX: usize = 1 << 20;
+        let len = chunk.len();
+        self.received += len;
+        if let Some(r) = &mut self.recording {
+            match chunk {
+                Chunk::Whole(data) if r.len() + data.len() <= RECORD_MAX => {
+                    r.extend_from_slice(data);
+                }
+                // (A flood: no window to line up; as before.)
+                _ => self.recording = None,
+            }
+        }
+        if !self.streaming {
+            return;
+        }
+        if self.width_checked.elapsed() >= WIDTH_EVERY {
+            self.width_checked = Instant::now();
+            if let Some(w) = tty_width(&self.pane.pane_tty) {
+                self.tracker.set_width(w);
+            }
+        }
+        // Who wrote it matters only while a shell reads a line (or for
+        // what may be a prompt, looked at now and then).
+        let reading = self.tracker.reading();
+        let hint = match chunk {
+            _ if reading => {
+                let bytes = chunk.kept();
+                let line_end = self.tracker.kernel_echo() && chunk.newlines() > 0;
+                self.probe.hint_for(&bytes, line_end)
+            }
+            Chunk::Whole(data) if self.probe.wants_look(data, self.look_next) => {
+                self.probe.hint_for(data, false)
+            }
+            Chunk::Whole(data) => {
+                self.probe.shown(data);
+                self.look_owed = true;
+                Hint::default()
+            }
+            Chunk::Sieved(_) => {
+                self.probe.shown_sieved(len, chunk.newlines());
+                self.look_owed = true;
+                Hint::default()
+            }
+        };
+        if reading || hint != Hint::default() {
+            self.look_owed = false;
+        }
+        // A shell that just took a line may print its next prompt (PS2)
+        // and read again at once.
+        self.look_next = reading;
+        if let Some(t) = &mut self.trace {
+            let _ = writeln!(
+                t,
+                "{:?} {:?} {hint:?} about={} leader={:?}",
+                at,
+                String::from_utf8_lossy(&chunk.kept()),
+                self.probe.shell_about_to_read(),
+                self.probe.leader_pid()
+            );
+        }
+        match chunk {
+            Chunk::Whole(data) => self.tracker.feed_hinted(data, at, hint),
+            Chunk::Sieved(s) => {
+                let exact = self
+                    .tracker
+                    .feed_sieved(&s.head, (s.lines, s.text), &s.tail, at, hint);
+                if !exact {
+                    // Whole chunks from now on (see `LineTracker::feed_sieved`).
+                    self.inbox.send(b"whole\n");
+                }
+            }
+        }
+        self.output_seen = true;
+        self.unconsumed = true;
+    }
+}
+
+/// A chunk of the stream as the hub sent it.
+#[derive(Clone, Copy)]
+enum Chunk<'a> {
+    Whole(&'a [u8]),
+    Sieved(&'a crate::hub::Sieved),
+}
+
+impl Chunk<'_> {
+    /// Its length as tmux wrote it.
+    fn len(&self) -> u64 {
+        match self {
+            Chunk::Whole(d) => d.len() as u64,
+            Chunk::Sieved(s) => s.stream_len(),
+        }
+    }
+
+    fn newlines(&self) -> u64 {
+        match self {
+            Chunk::Whole(d) => memchr::memchr_iter(b'\n', d).count() as u64,
+            Chunk::Sieved(s) => s.newlines(),
+        }
+    }
+
+    /// The bytes it holds (a sieved chunk's head and tail).
+    fn kept(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            Chunk::Whole(d) => (*d).into(),
+            Chunk::Sieved(s) => [&s.head[..], &s.tail[..]].concat().into(),
+        }
     }
 }

@@ -47,6 +47,8 @@ pub(super) struct Inbox {
     buf: Vec<u8>,
     /// The last read filled `buf`: more may be waiting.
     full: bool,
+    /// The hub takes `wants` lines (see `hub::sieve`).
+    sieves: bool,
 }
 
 impl Inbox {
@@ -66,6 +68,7 @@ impl Inbox {
             },
             buf: vec![0; READ_MAX],
             full: false,
+            sieves: false,
         })
     }
 
@@ -79,6 +82,7 @@ impl Inbox {
     /// took is dropped with it. Reads never block, so a read timeout left
     /// on `stream` from the entry does not matter.
     pub(super) fn set_hub(&mut self, stream: UnixStream, dec: Decoder) {
+        self.sieves = dec.sieves();
         self.queue.clear();
         self.hub = Some((stream, dec));
         self.decode();
@@ -90,6 +94,11 @@ impl Inbox {
         if let Some((stream, _)) = &self.hub {
             let _ = (&*stream).write_all(line);
         }
+    }
+
+    /// The hub takes `wants` lines (see `hub::sieve`).
+    pub(super) fn sieves(&self) -> bool {
+        self.sieves
     }
 
     /// The end of this wait's connection, for the hub to see.
@@ -198,6 +207,7 @@ impl Inbox {
         let ev = loop {
             let ev = match dec.next_frame() {
                 Ok(Some(Frame::Data(d))) => Event::Data(d, Instant::now()),
+                Ok(Some(Frame::Sieved(s))) => Event::Sieved(s, Instant::now()),
                 Ok(Some(Frame::Synced(n))) => Event::Synced(n),
                 Ok(Some(Frame::Mark(m))) => Event::Mark(m),
                 Ok(Some(Frame::End(r))) => Event::End(r),

@@ -387,6 +387,15 @@ impl StreamSource {
             Some((n, k)) => (Some(n.clone()), *k),
             None => (None, 0),
         };
+        // The hub may leave out the lines the tracker would skip (see
+        // `hub::sieve`), keeping as many last lines as it keeps.
+        if let Some(n) = &needed
+            && !self.final_lines
+            && self.inbox.sieves()
+            && let Ok(json) = serde_json::to_string(&super::vt::sieve_wants(n, keep_last))
+        {
+            self.inbox.send(format!("wants {json}\n").as_bytes());
+        }
         self.tracker.set_needed(needed, keep_last);
     }
 

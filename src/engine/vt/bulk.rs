@@ -17,6 +17,8 @@
 //! sure, so a doubtful case costs speed, never a wrong line.
 
 use super::*;
+pub(super) use crate::plain::ends_in_ground;
+use crate::plain::{bare_lines, printable_prefix, start_of_last_lines};
 
 /// Bytes of plain lines a tracker takes in before it leaves out the lines
 /// a wait cannot use (see [`LineTracker::set_needed`]).
@@ -44,6 +46,17 @@ impl Default for Wanted {
     }
 }
 
+/// What a wait tells the hub of the lines it can use (see `hub::sieve`):
+/// those `needed` hits, and the last lines of each chunk its tracker keeps
+/// (`keep_last`, and never fewer than the transcript's).
+pub fn sieve_wants(needed: &crate::matcher::Needed, keep_last: usize) -> crate::hub::Wants {
+    crate::hub::Wants {
+        pattern: needed.source().to_owned(),
+        match_case: needed.match_case(),
+        keep: keep_last.max(TRANSCRIPT_LINES),
+    }
+}
+
 impl LineTracker {
     /// Once a flood is under way (`NEEDED_AFTER` bytes taken in bulk, so
     /// that a wait for the next line never pays for compiling `needed`),
@@ -64,6 +77,50 @@ impl LineTracker {
     ) {
         self.wanted.needed = needed;
         self.wanted.keep_last = keep_last;
+    }
+
+    /// A chunk the hub sieved (see `hub::sieve`): `head`, then `lines`
+    /// plain lines holding `text` bytes of text that no pattern of this
+    /// wait's `set_needed` hits, left out, then `tail` (the chunk's last
+    /// lines, at least `TRANSCRIPT_LINES` of them). Taken in as the whole
+    /// chunk would have been: the lines left out are counted as the bulk
+    /// path counts the lines it skips. False when the tracker did not
+    /// stand where that path would have taken them (someone read the
+    /// terminal, the line had begun, a sequence was open): they are
+    /// counted all the same, none of them could be wanted, and the caller
+    /// asks for whole chunks from then on.
+    pub fn feed_sieved(
+        &mut self,
+        head: &[u8],
+        (lines, text): (u64, u64),
+        tail: &[u8],
+        at: Instant,
+        hint: Hint,
+    ) -> bool {
+        self.chunk_begins(at, hint);
+        self.chunk_body(head);
+        let exact = self.ground && self.state.bulk_ready() && !self.state.final_only;
+        let st = &mut self.state;
+        st.saw_output |= text > 0;
+        st.written += text;
+        st.synced |= lines > 0;
+        if st.linear {
+            // Their text is pushed out by the tail's lines.
+            for _ in 0..lines.min(TRANSCRIPT_LINES as u64) {
+                let mut line = if st.transcript.len() == TRANSCRIPT_LINES {
+                    st.transcript.pop_front().unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                line.clear();
+                st.transcript.push_back(line);
+            }
+            st.recorded = st.recorded.saturating_add(lines as usize);
+        }
+        self.wanted.taken += text + 2 * lines;
+        self.chunk_body(tail);
+        self.chunk_ends(if tail.is_empty() { head } else { tail });
+        exact
     }
 
     /// Bytes a program wrote while no one reads: whole plain lines in bulk,
@@ -263,34 +320,9 @@ impl LineTracker {
 const NEEDED_BLOCK_MIN: usize = 2048;
 const NEEDED_BLOCK_MAX: usize = 64 * 1024;
 
-/// Where the last `n` whole lines of `data` begin (0 when it holds fewer).
-fn start_of_last_lines(data: &[u8], n: usize) -> usize {
-    let mut end = data.len();
-    for _ in 0..=n {
-        match memchr::memrchr(b'\n', &data[..end]) {
-            Some(p) => end = p,
-            None => return 0,
-        }
-    }
-    end + 1
-}
-
-/// The whole lines of printable ASCII, each ended by `\r\n`, that `bytes`
-/// starts with: the bytes they take and how many they are. (A run is
-/// never longer than a searched block, so each line fits in a line's
-/// cells.)
-fn bare_lines(bytes: &[u8]) -> (usize, usize) {
-    const _: () = assert!(NEEDED_BLOCK_MAX <= MAX_CELLS);
-    let (mut at, mut lines) = (0, 0);
-    loop {
-        let end = at + printable_prefix(&bytes[at..]);
-        if bytes.get(end..end + 2) != Some(b"\r\n") {
-            return (at, lines);
-        }
-        at = end + 2;
-        lines += 1;
-    }
-}
+// A bare run is never longer than a searched block, so each of its lines
+// fits in a line's cells.
+const _: () = assert!(NEEDED_BLOCK_MAX <= MAX_CELLS);
 
 /// Keep `line` among the last [`TRANSCRIPT_LINES`] a bulk took in.
 fn push_last(last_lines: &mut VecDeque<Last>, line: Last) {
@@ -316,33 +348,6 @@ enum Last {
 fn bare_line(line: &[u8]) -> Option<usize> {
     let from = line.iter().position(|&b| b != b'\r').unwrap_or(line.len());
     (printable_prefix(&line[from..]) == line.len() - from).then_some(from)
-}
-
-/// How many bytes at the start of `bytes` are printable ASCII (0x20 to
-/// 0x7e), looked at eight at a time: per byte, its high bit, and the high
-/// bits of its low seven bits plus 0x60 (set from 0x20 on) and plus 0x01
-/// (set from 0x7f on), which never carry into the next byte.
-fn printable_prefix(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut words = bytes.chunks_exact(8);
-    let mut at = 0;
-    for word in words.by_ref() {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(word);
-        let w = u64::from_le_bytes(b);
-        let low = w & !HIGH;
-        let bad = (w | !(low + 0x60 * ONES) | (low + ONES)) & HIGH;
-        if bad != 0 {
-            return at + (bad.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    let rest = words.remainder();
-    at + rest
-        .iter()
-        .position(|b| !(0x20..0x7f).contains(b))
-        .unwrap_or(rest.len())
 }
 
 /// The text of a line (without its `\r\n`) that can be taken in bulk:
@@ -413,95 +418,9 @@ impl State {
     }
 }
 
-/// Does the parser stand in its ground state after `bytes`, if it stood
-/// there before them? (No: also when it cannot be told for sure.)
-pub(super) fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
-    // The last byte that changes where the parser stands whatever it was
-    // doing: ESC starts a sequence, CAN and SUB cancel one.
-    let Some(i) = memchr::memrchr3(0x1b, 0x18, 0x1a, bytes) else {
-        return was_ground && !ends_in_partial_utf8(bytes);
-    };
-    if bytes[i] != 0x1b {
-        return !ends_in_partial_utf8(&bytes[i + 1..]);
-    }
-    let seq = &bytes[i + 1..];
-    let complete = match seq.first() {
-        None => false,
-        // CSI: parameters and intermediates, then a final byte.
-        Some(b'[') => seq[1..]
-            .iter()
-            .position(|b| (0x40..=0x7e).contains(b))
-            .is_some_and(|f| seq[1..=f].iter().all(|b| (0x20..=0x7e).contains(b))),
-        // Strings: OSC ends with BEL (or ST, which is an ESC: not the last).
-        Some(b']') => seq.contains(&0x07),
-        Some(b'P' | b'X' | b'^' | b'_') => false,
-        // Intermediates, then a final byte.
-        Some(_) => seq
-            .iter()
-            .position(|b| (0x30..=0x7e).contains(b))
-            .is_some_and(|f| seq[..f].iter().all(|b| (0x20..=0x2f).contains(b))),
-    };
-    // After the sequence: ground again, unless a codepoint is cut off.
-    complete && !ends_in_partial_utf8(seq)
-}
-
-/// `bytes` end inside a UTF-8 sequence (the parser keeps its start).
-fn ends_in_partial_utf8(bytes: &[u8]) -> bool {
-    let tail = &bytes[bytes.len().saturating_sub(3)..];
-    for (k, &b) in tail.iter().rev().enumerate() {
-        let need = match b {
-            0x00..=0x7f => return false,
-            0xc0..=0xdf => 2,
-            0xe0..=0xef => 3,
-            0xf0..=0xf7 => 4,
-            // A continuation byte: look further back.
-            0x80..=0xbf => continue,
-            _ => return false,
-        };
-        return k + 1 < need;
-    }
-    // Only continuation bytes: whatever they continue may be open.
-    !tail.is_empty()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ground_is_known_only_when_sure() {
-        assert!(ends_in_ground(b"plain text\r\n", true));
-        assert!(!ends_in_ground(b"plain text\r\n", false));
-        assert!(ends_in_ground(b"a\x1b[31mred\x1b[0m\r\n", false));
-        assert!(ends_in_ground(b"\x1b]0;title\x07x", true));
-        assert!(ends_in_ground(b"x\x1b(B", true));
-        assert!(!ends_in_ground(b"x\x1b[3", true));
-        assert!(!ends_in_ground(b"x\x1b", true));
-        assert!(!ends_in_ground(b"x\x1b]0;tit", true));
-        assert!(!ends_in_ground(b"x\x1bPq", true));
-        assert!(ends_in_ground(b"x\x1b[3\x18", false));
-        assert!(!ends_in_ground("caf\u{e9}".as_bytes()[..4].as_ref(), true));
-        assert!(ends_in_ground("caf\u{e9}".as_bytes(), true));
-    }
-
-    #[test]
-    fn printable_prefix_stops_at_the_first_other_byte() {
-        for len in 0..20 {
-            for at in 0..=len {
-                for bad in [0x00, 0x1b, 0x1f, 0x7f, 0x80, 0xc3, 0xff] {
-                    let mut v = vec![b'a'; len];
-                    v.iter_mut()
-                        .enumerate()
-                        .for_each(|(i, b)| *b = 0x20 + (i as u8 * 7) % 95);
-                    if at < len {
-                        v[at] = bad;
-                    }
-                    assert_eq!(printable_prefix(&v), at, "{v:?}");
-                }
-            }
-        }
-        assert_eq!(printable_prefix(b" ~~~~~~~~~~"), 11);
-    }
 
     #[test]
     fn plain_lines_with_colours() {
@@ -731,6 +650,123 @@ mod tests {
                 );
             }
             assert!(left_out > 0, "{pattern}: nothing left out");
+        }
+    }
+
+    /// The hub's sieve (`hub::sieve`) in front of a tracker changes no
+    /// line a pattern hits, nor the last lines, the screen's tail, what
+    /// was written or whether output was seen: a wait's answer is what
+    /// the whole stream gives.
+    #[test]
+    fn a_sieved_stream_gives_what_the_whole_one_does() {
+        let plain: &[&[u8]] = &[
+            b"plain line\r\n",
+            b"x\r\n",
+            b"\r\n",
+            b"   \r\n",
+            b"foo bar\r\n",
+        ];
+        let other: &[&[u8]] = &[
+            b"a NEEDLE in it\r\n",
+            b"needle\r\n",
+            b"\rneedle again\r\n",
+            b"\x1b[31mred needle\x1b[0m\r\n",
+            b"caf\xc3\xa9 needle\r\n",
+            b"no end",
+            b"lf only\n",
+            b"\x1b]0;a title\x07",
+            b"\x1b]0;title, open ",
+            b"\x1b[?2004h",
+            b"\x1b[A\x1b[2K",
+            b"\x1b]133;A\x07$ \x1b]133;B\x07",
+            b"\x1b]133;C\x07",
+            b"\x1b[?2004l\r",
+        ];
+        const KEEP: usize = 3;
+        // (Patterns that hit plain lines often leave no run long enough.)
+        let patterns = [
+            (r"(?i)needle", true),
+            (r"^x$", false),
+            (r"\bfoo\b", false),
+            (r"^$", false),
+            (r"d$", true),
+        ];
+        for (k, (pattern, cuts)) in patterns.iter().enumerate() {
+            let per_line = regex::Regex::new(pattern).unwrap();
+            let needed =
+                std::sync::Arc::new(crate::matcher::Needed::new((*pattern).to_owned(), true));
+            let mut cut_lines = 0;
+            for seed in 0..30u64 {
+                let mut rng =
+                    crate::testutil::XorShift(0x51e7e ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64);
+                let mut data = Vec::new();
+                for _ in 0..6000 {
+                    let pick = if rng.below(300) == 0 { other } else { plain };
+                    data.extend_from_slice(pick[rng.below(pick.len())]);
+                }
+                // The whole stream, in the hub's chunks.
+                let whole = |sieve: bool| {
+                    let mut t = LineTracker::new(&Entry::blank(80));
+                    t.set_needed(Some(needed.clone()), KEEP);
+                    t.wanted.after = 0;
+                    let mut hub = crate::hub::Sieve::default();
+                    let wants = sieve_wants(&needed, KEEP);
+                    hub.set_wants(std::iter::once(&wants));
+                    let mut rng = crate::testutil::XorShift(seed + 11);
+                    let (mut lines, mut i, mut cut) = (Vec::new(), 0, 0);
+                    let now = Instant::now();
+                    while i < data.len() {
+                        let n = (1 + rng.below(20_000)).min(data.len() - i);
+                        let chunk = &data[i..i + n];
+                        match hub.cut(chunk).filter(|_| sieve) {
+                            Some(c) => {
+                                let f = c.frame(chunk);
+                                let exact = t.feed_sieved(
+                                    &f.head,
+                                    (f.lines, f.text),
+                                    &f.tail,
+                                    now,
+                                    Hint::default(),
+                                );
+                                assert!(
+                                    exact,
+                                    "{pattern} seed {seed}: the tracker was not where the hub thought"
+                                );
+                                cut += f.lines;
+                            }
+                            None => t.feed(chunk, now),
+                        }
+                        hub.advance(chunk);
+                        lines.extend(t.take(false));
+                        i += n;
+                    }
+                    lines.extend(t.take(true));
+                    (lines, t.screen_tail(), t.saw_output(), t.written(), cut)
+                };
+                let (want, want_tail, want_saw, want_written, _) = whole(false);
+                let (got, got_tail, got_saw, got_written, cut) = whole(true);
+                let hit = |c: &&Candidate| per_line.is_match(&c.text);
+                assert_eq!(
+                    got.iter().filter(hit).collect::<Vec<_>>(),
+                    want.iter().filter(hit).collect::<Vec<_>>(),
+                    "{pattern} seed {seed}"
+                );
+                assert_eq!(
+                    got[got.len().saturating_sub(KEEP)..],
+                    want[want.len().saturating_sub(KEEP)..],
+                    "{pattern} seed {seed}"
+                );
+                assert_eq!(
+                    (got_tail, got_saw, got_written),
+                    (want_tail, want_saw, want_written),
+                    "{pattern} seed {seed}"
+                );
+                cut_lines += cut;
+            }
+            assert!(
+                !cuts || cut_lines > 10_000,
+                "{pattern}: the hub left out only {cut_lines} lines"
+            );
         }
     }
 }

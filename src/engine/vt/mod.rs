@@ -42,6 +42,7 @@ mod echo;
 mod marks;
 mod screen;
 
+pub use bulk::sieve_wants;
 pub use marks::{Item, Mark, RUN_OSC, RUN_TAG};
 
 /// How long after `\e[?2004h` text still counts as the prompt, not as echo.
@@ -89,7 +90,7 @@ const KEEP_AFTER_CUT: usize = 4096;
 
 /// How many ended lines the tracker keeps as drawn, for the tail of a
 /// result (see [`LineTracker::screen_tail`]).
-const TRANSCRIPT_LINES: usize = 64;
+pub const TRANSCRIPT_LINES: usize = 64;
 /// The most lines a batch is given room for before it holds them.
 const OUT_ROOM: usize = 4096;
 
@@ -360,12 +361,23 @@ impl LineTracker {
 
     /// Feed bytes with what the terminal said about its reader then.
     pub fn feed_hinted(&mut self, data: &[u8], at: Instant, hint: Hint) {
+        self.chunk_begins(at, hint);
+        self.chunk_body(data);
+        self.chunk_ends(data);
+    }
+
+    /// What every chunk starts with: the time, the hint, and what they end.
+    fn chunk_begins(&mut self, at: Instant, hint: Hint) {
         self.state.now = at;
         self.state.hint = hint;
         self.state.prompt_goes_on();
         self.state.tick();
         self.state.observe();
         self.state.note_taken();
+    }
+
+    /// A chunk's bytes (or a piece of them), as whoever reads takes them.
+    fn chunk_body(&mut self, data: &[u8]) {
         match self.state.input {
             InputState::Kernel => self.feed_kernel(data),
             InputState::Raw => {
@@ -383,11 +395,15 @@ impl LineTracker {
             }
             _ => self.feed_output(data),
         }
+    }
+
+    /// After a chunk whose last bytes were `last`.
+    fn chunk_ends(&mut self, last: &[u8]) {
         // A shell writes its prompt with (or right after) switching
         // bracketed paste on; a later chunk is the echo of keys, however
         // soon, unless the prompt is still to come (`prompt_goes_on`).
         if let InputState::Prompt { until: Some(_) } = self.state.input {
-            let to_come = data.ends_with(echo::PASTE_ON) && !self.state.has_text();
+            let to_come = last.ends_with(echo::PASTE_ON) && !self.state.has_text();
             self.state.prompt_chunk_over = to_come;
             if !to_come {
                 self.state.input = InputState::Input;

@@ -16,7 +16,7 @@ use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::matcher::Needed;
 use crate::tmux::{PaneInfo, PaneState, Socket};
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
@@ -127,7 +127,15 @@ impl Feed {
         };
         let mut tracker = tracker;
         if !lines {
-            tracker.set_needed(Some(std::sync::Arc::new(Needed::none())), 1);
+            let none = Needed::none();
+            // The hub leaves the plain lines out too (see `hub::sieve`).
+            let wants = crate::engine::vt::sieve_wants(&none, 0);
+            if dec.sieves()
+                && let Ok(json) = serde_json::to_string(&wants)
+            {
+                let _ = (&conn).write_all(format!("wants {json}\n").as_bytes());
+            }
+            tracker.set_needed(Some(std::sync::Arc::new(none)), 1);
         }
         crate::sys::set_nonblocking(conn.as_raw_fd())
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
@@ -190,6 +198,10 @@ impl Feed {
                         got += d.len();
                         self.data(&d);
                     }
+                    Ok(Some(Frame::Sieved(s))) => {
+                        got += s.stream_len() as usize;
+                        self.sieved(&s);
+                    }
                     Ok(Some(Frame::End(why))) => return Read::Ended(why),
                     Ok(Some(Frame::Entry(_))) | Err(_) => return Read::Lost,
                     Ok(Some(_)) => {}
@@ -237,6 +249,32 @@ impl Feed {
         self.ends_open = d.len() <= SMALL_CHUNK && !d.ends_with(b"\n");
         self.newlines += memchr::memchr_iter(b'\n', d).count() as u64;
         self.tracker.feed_hinted(d, now, hint);
+    }
+
+    /// A chunk the hub sieved (see `hub::sieve`): large, so nobody is
+    /// looked at for it, as for a large whole chunk. The watch wants no
+    /// plain line, but asks for whole chunks again if its tracker did not
+    /// stand where its own bulk path would have skipped them.
+    fn sieved(&mut self, s: &hub::Sieved) {
+        let now = Instant::now();
+        if self.tracker.reading() {
+            // Rare (a flood while a line is read): as a whole chunk.
+            let _ = (&self.conn).write_all(b"whole\n");
+            self.data(&[&s.head[..], &s.tail[..]].concat());
+            self.newlines += s.lines;
+            return;
+        }
+        self.probe.shown_sieved(s.stream_len(), s.newlines());
+        self.look_owed = true;
+        self.look_next = false;
+        self.ends_open = false;
+        self.newlines += s.newlines();
+        let exact =
+            self.tracker
+                .feed_sieved(&s.head, (s.lines, s.text), &s.tail, now, Hint::default());
+        if !exact {
+            let _ = (&self.conn).write_all(b"whole\n");
+        }
     }
 
     /// When the tracker or the look owed after unlooked output needs a

@@ -1,0 +1,149 @@
+//! Plain bytes of a terminal stream, read without a parser: runs of
+//! printable ASCII, whole lines ended by the terminal's `\r\n`, and
+//! whether a VT parser fed some bytes stands in its ground state after
+//! them. Shared by the line tracker's bulk path (`engine::vt`) and the
+//! hub's sieve (`hub::sieve`), which must agree on what a plain line is.
+
+/// Where the last `n` whole lines of `data` begin (0 when it holds fewer).
+pub fn start_of_last_lines(data: &[u8], n: usize) -> usize {
+    let mut end = data.len();
+    for _ in 0..=n {
+        match memchr::memrchr(b'\n', &data[..end]) {
+            Some(p) => end = p,
+            None => return 0,
+        }
+    }
+    end + 1
+}
+
+/// The whole lines of printable ASCII, each ended by `\r\n`, that `bytes`
+/// starts with: the bytes they take and how many they are.
+pub fn bare_lines(bytes: &[u8]) -> (usize, usize) {
+    let (mut at, mut lines) = (0, 0);
+    loop {
+        let end = at + printable_prefix(&bytes[at..]);
+        if bytes.get(end..end + 2) != Some(b"\r\n") {
+            return (at, lines);
+        }
+        at = end + 2;
+        lines += 1;
+    }
+}
+
+/// How many bytes at the start of `bytes` are printable ASCII (0x20 to
+/// 0x7e), looked at eight at a time: per byte, its high bit, and the high
+/// bits of its low seven bits plus 0x60 (set from 0x20 on) and plus 0x01
+/// (set from 0x7f on), which never carry into the next byte.
+pub fn printable_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(word);
+        let w = u64::from_le_bytes(b);
+        let low = w & !HIGH;
+        let bad = (w | !(low + 0x60 * ONES) | (low + ONES)) & HIGH;
+        if bad != 0 {
+            return at + (bad.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let rest = words.remainder();
+    at + rest
+        .iter()
+        .position(|b| !(0x20..0x7f).contains(b))
+        .unwrap_or(rest.len())
+}
+
+/// Does the parser stand in its ground state after `bytes`, if it stood
+/// there before them? (No: also when it cannot be told for sure.)
+pub fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
+    // The last byte that changes where the parser stands whatever it was
+    // doing: ESC starts a sequence, CAN and SUB cancel one.
+    let Some(i) = memchr::memrchr3(0x1b, 0x18, 0x1a, bytes) else {
+        return was_ground && !ends_in_partial_utf8(bytes);
+    };
+    if bytes[i] != 0x1b {
+        return !ends_in_partial_utf8(&bytes[i + 1..]);
+    }
+    let seq = &bytes[i + 1..];
+    let complete = match seq.first() {
+        None => false,
+        // CSI: parameters and intermediates, then a final byte.
+        Some(b'[') => seq[1..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .is_some_and(|f| seq[1..=f].iter().all(|b| (0x20..=0x7e).contains(b))),
+        // Strings: OSC ends with BEL (or ST, which is an ESC: not the last).
+        Some(b']') => seq.contains(&0x07),
+        Some(b'P' | b'X' | b'^' | b'_') => false,
+        // Intermediates, then a final byte.
+        Some(_) => seq
+            .iter()
+            .position(|b| (0x30..=0x7e).contains(b))
+            .is_some_and(|f| seq[..f].iter().all(|b| (0x20..=0x2f).contains(b))),
+    };
+    // After the sequence: ground again, unless a codepoint is cut off.
+    complete && !ends_in_partial_utf8(seq)
+}
+
+/// `bytes` end inside a UTF-8 sequence (the parser keeps its start).
+fn ends_in_partial_utf8(bytes: &[u8]) -> bool {
+    let tail = &bytes[bytes.len().saturating_sub(3)..];
+    for (k, &b) in tail.iter().rev().enumerate() {
+        let need = match b {
+            0x00..=0x7f => return false,
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            // A continuation byte: look further back.
+            0x80..=0xbf => continue,
+            _ => return false,
+        };
+        return k + 1 < need;
+    }
+    // Only continuation bytes: whatever they continue may be open.
+    !tail.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ground_is_known_only_when_sure() {
+        assert!(ends_in_ground(b"plain text\r\n", true));
+        assert!(!ends_in_ground(b"plain text\r\n", false));
+        assert!(ends_in_ground(b"a\x1b[31mred\x1b[0m\r\n", false));
+        assert!(ends_in_ground(b"\x1b]0;title\x07x", true));
+        assert!(ends_in_ground(b"x\x1b(B", true));
+        assert!(!ends_in_ground(b"x\x1b[3", true));
+        assert!(!ends_in_ground(b"x\x1b", true));
+        assert!(!ends_in_ground(b"x\x1b]0;tit", true));
+        assert!(!ends_in_ground(b"x\x1bPq", true));
+        assert!(ends_in_ground(b"x\x1b[3\x18", false));
+        assert!(!ends_in_ground("caf\u{e9}".as_bytes()[..4].as_ref(), true));
+        assert!(ends_in_ground("caf\u{e9}".as_bytes(), true));
+    }
+
+    #[test]
+    fn printable_prefix_stops_at_the_first_other_byte() {
+        for len in 0..20 {
+            for at in 0..=len {
+                for bad in [0x00, 0x1b, 0x1f, 0x7f, 0x80, 0xc3, 0xff] {
+                    let mut v = vec![b'a'; len];
+                    v.iter_mut()
+                        .enumerate()
+                        .for_each(|(i, b)| *b = 0x20 + (i as u8 * 7) % 95);
+                    if at < len {
+                        v[at] = bad;
+                    }
+                    assert_eq!(printable_prefix(&v), at, "{v:?}");
+                }
+            }
+        }
+        assert_eq!(printable_prefix(b" ~~~~~~~~~~"), 11);
+    }
+}
