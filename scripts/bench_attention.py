@@ -1,4 +1,4 @@
-"""Scenarios 11 to 13 of scripts/bench: attention in everyday use.
+"""Scenarios 11 to 14 of scripts/bench: attention in everyday use.
 
 11. attention all day: a private server with 50 panes in everyday use
     (shells at their prompts, a dev server logging a request every few
@@ -14,6 +14,9 @@
 13. agents (TW_AGENTS): the time from a coding agent's approval question
     being drawn to `any --until asking` returning, without tmux-wait's
     hooks (screen and title) and with them.
+14. busy panes: 200 panes under attention (shells at their prompts), 10 of
+    them printing a line every 10 ms; the plugin's attention off and on:
+    CPU per minute of the hub, the watch and the tmux server.
 
 scripts/bench imports this file and calls configure() first; each
 scenario adds its tables to a Tables object, printed after the main table.
@@ -943,6 +946,107 @@ def scenario_all_day(tmp, args, tables):
                "extrapolated)" % seconds,
                ["process", "attention off (s/h)", "attention on (s/h)", "on - off (s/h)",
                 "on, share of one core"], rows, text)
+
+
+# ------------------------------------ 14. many panes, some of them busy
+
+BUSY_LINES = ("import itertools, sys, time\n"
+              "for i in itertools.count():\n"
+              "    print('busy line %d' % i, flush=True)\n"
+              "    time.sleep(0.01)\n")
+
+
+def busy_once(tmp, tag, attention, panes, busy, seconds):
+    """A server of `panes` panes, `busy` of them printing a line every 10
+    ms and the rest shells at their prompts, with the plugin loaded and
+    attention on or off; the CPU of tmux-wait's processes and of the tmux
+    server over `seconds` (ms), by role."""
+    d = os.path.join(tmp, tag)
+    os.makedirs(d, exist_ok=True)
+    rc = os.path.join(d, "bashrc")
+    with open(rc, "w") as f:
+        f.write(DAY_SHELL_RC)
+    prog = os.path.join(d, "busy.py")
+    with open(prog, "w") as f:
+        f.write(BUSY_LINES)
+    env = dict(ENV, PATH=os.path.dirname(BIN) + ":" + ENV.get("PATH", "/usr/bin:/bin"))
+    s = PrivateServer(tmp, tag, day_conf(rc, attention, 5), env=env)
+    try:
+        first = s.start()
+        all_panes = [first]
+        window = first
+        while len(all_panes) < panes:
+            if len(all_panes) % 5 == 0:
+                window = s.new_window()
+                all_panes.append(window)
+            else:
+                all_panes.append(s.split(window))
+        s.wait_until("%d shells at their prompts" % panes,
+                     lambda: all(s.capture(p).rstrip().endswith("$") for p in all_panes),
+                     120, 0.5)
+        for p in all_panes[:busy]:
+            s.type_line(p, "exec python3 %s" % prog)
+        s.wait_until("the busy panes", lambda: all(
+            "busy line" in s.capture(p) for p in all_panes[:busy]), 30)
+        # The plugin, as a tmux.conf's run-shell line loads it.
+        s.tmux("run-shell", os.path.join(ROOT, "tmux-wait.tmux"))
+        if attention:
+            s.wait_until("attention watching",
+                         lambda: s.option("-g", "@tmux-wait-attention-scope") != "", 30)
+        # Every pane's stream joined, and the first looks over.
+        time.sleep(5)
+
+        def role(pid):
+            c = " ".join(cmdline(pid)[1:])
+            if " attention serve" in " " + c:
+                return "serve"
+            if re.search(r"(^| )hub( |$)", c):
+                return "hub"
+            return "other"
+        tw = ProcCpu(s.tw_pids, role)
+        own0, r0 = own_cpu_ns(s.pid), reaped_cpu_ns(s.pid)
+        tw.sample()
+        t0 = time.monotonic()
+        end = t0 + seconds
+        while time.monotonic() < end:
+            time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+            tw.sample()
+        elapsed = time.monotonic() - t0
+        roles = tw.by_role()
+        cpu = {"server": (own_cpu_ns(s.pid) - own0) / 1e6,
+               "jobs": (reaped_cpu_ns(s.pid) - r0) / 1e6,
+               "serve": roles.get("serve", 0) / 1e6, "hub": roles.get("hub", 0) / 1e6,
+               "other": roles.get("other", 0) / 1e6}
+        return {k: v * 60.0 / elapsed for k, v in cpu.items()}, elapsed
+    finally:
+        s.close()
+
+
+def scenario_busy_panes(tmp, args, tables):
+    panes, busy, seconds = args.busy_panes, min(10, args.busy_panes), args.busy_seconds
+    got = {}
+    for mode in ("off", "on"):
+        log("scenario 14: %d panes, %d busy, attention %s, %g s" % (panes, busy, mode, seconds))
+        got[mode] = busy_once(tmp, "busy-%s" % mode, mode == "on", panes, busy, seconds)
+    labels = [("server", "tmux server (its own CPU)"),
+              ("jobs", "jobs the tmux server ran and reaped"),
+              ("serve", "`tmux-wait attention serve` (the watch of every pane)"),
+              ("hub", "`tmux-wait hub` (the pipes, the sieve)"),
+              ("other", "other tmux-wait processes naming the server")]
+    rows = []
+    for k, label in labels:
+        off, on = got["off"][0][k], got["on"][0][k]
+        rows.append([label, off, on, on - off])
+    tw = sum(got["on"][0][k] for k in ("serve", "hub", "other"))
+    rows.append(["tmux-wait's processes, attention on", "", tw,
+                 "%.2f %% of one core" % (tw / 600.0)])
+    tables.add("14. %d panes under attention, %d of them printing a line every 10 ms: "
+               "CPU ms per minute (%g s measured each way)" % (panes, busy, seconds),
+               ["process", "attention off (ms/min)", "attention on (ms/min)", "on - off"],
+               rows,
+               ["- panes: %d bash shells at their prompts in windows of 5, %d of them "
+                "running a Python loop that prints a line and sleeps 10 ms; the plugin "
+                "loaded both times; no client attached." % (panes, busy)])
 
 
 # --------------------------------------------------- 12. real programs
