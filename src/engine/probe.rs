@@ -25,6 +25,7 @@
 //! the foreground with the terminal in canonical mode too, but reads
 //! nothing: everything then is output.
 
+use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
@@ -57,6 +58,10 @@ const QUIET_BEFORE_LOOK: Duration =
 /// a flood is read in pieces a few milliseconds apart, and each wait on
 /// the pane would otherwise read `/proc` for every few of them.
 const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
+/// Output that comes within this of the output before it flows: a program
+/// printing a line every few milliseconds is looked at as a flood is
+/// (every `FLOW_LOOK_EVERY`, and once it is quiet), not for every line.
+const FLOW_GAP: Duration = Duration::from_millis(20);
 /// How long a running shell that just printed its prompt is given to reach
 /// its read of the terminal (on a loaded machine it may wait its turn).
 const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);
@@ -173,6 +178,8 @@ pub struct ReaderProbe {
     /// flood that ends in a prompt needs), not for the flow's turn.
     shown_sieved: bool,
     shown_whole: bool,
+    /// The last output came within `FLOW_GAP` of the output before it.
+    flowing: bool,
     /// When a look saw the reader take a line whose end the stream had not
     /// shown yet.
     taken_early: Option<Instant>,
@@ -200,6 +207,7 @@ impl ReaderProbe {
             shown_large: false,
             shown_sieved: false,
             shown_whole: false,
+            flowing: false,
             taken_early: None,
             first: Hint::default(),
         };
@@ -233,11 +241,29 @@ impl ReaderProbe {
     /// it may print its next prompt and read again at once), when the
     /// shell may be about to read, or now and then.
     pub fn wants_look(&self, data: &[u8], look_next: bool) -> bool {
+        // Small pieces that keep coming (a line every few milliseconds) are
+        // looked at as a flood is: once the flow pauses, or now and then.
+        let every = if self.flows_on() {
+            FLOW_LOOK_EVERY
+        } else {
+            LOOK_EVERY
+        };
         data.len() <= SMALL_CHUNK
             && (look_next
                 || self.shell_about_to_read
                 || self.shown_large
-                || self.since_last().is_none_or(|d| d >= LOOK_EVERY))
+                || self.since_last().is_none_or(|d| d >= every))
+    }
+
+    /// Output that comes now continues a flow (see `FLOW_GAP`).
+    fn flows_on(&self) -> bool {
+        self.last_output.is_some_and(|t| t.elapsed() < FLOW_GAP)
+    }
+
+    /// Output came now.
+    fn output_came(&mut self) {
+        self.flowing = self.flows_on();
+        self.last_output = Some(Instant::now());
     }
 
     /// When to take the look owed since output nobody looked at (see
@@ -249,7 +275,7 @@ impl ReaderProbe {
     /// shell says whether it took it, should not wait longer.)
     pub fn owed_look_at(&self, now: Instant) -> Instant {
         let after = |every: Duration| self.last_look.map_or(now, |t| t + every);
-        if !self.shown_large {
+        if !self.shown_large && !self.flowing {
             return after(LOOK_EVERY);
         }
         let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
@@ -262,7 +288,7 @@ impl ReaderProbe {
     /// `data` arrived and nobody looked: it pays back what was written, so
     /// the next look does not count it again.
     pub fn shown(&mut self, data: &[u8]) {
-        self.last_output = Some(Instant::now());
+        self.output_came();
         self.shown_large |= data.len() > SMALL_CHUNK;
         self.shown_whole = true;
         let len = self.written_len(data);
@@ -272,7 +298,7 @@ impl ReaderProbe {
     /// [`ReaderProbe::shown`] for a chunk the hub sieved: `len` bytes as
     /// the terminal shows them, `newlines` line feeds among them.
     pub fn shown_sieved(&mut self, len: u64, newlines: u64) {
-        self.last_output = Some(Instant::now());
+        self.output_came();
         self.shown_large |= len > SMALL_CHUNK as u64;
         self.shown_sieved = true;
         let len = if self.onlcr() { len - newlines } else { len };
@@ -289,7 +315,7 @@ impl ReaderProbe {
     /// it took the line.
     pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
         if !data.is_empty() {
-            self.last_output = Some(Instant::now());
+            self.output_came();
         }
         let about_to_read = self.shell_about_to_read;
         let mut l = self.look();
@@ -469,7 +495,11 @@ impl ReaderProbe {
                 .is_some_and(|(m, _)| m.is_some_and(|m| m.mode == Mode::Raw));
         let mut look = Look {
             mode: self.mode(now),
-            shell: fg == self.pane_pid,
+            // The pane's own process, when it is a shell (a program the
+            // pane runs in its place, `tail -f` or a REPL, is no shell
+            // about to read its next command line).
+            shell: fg == self.pane_pid
+                && shell::program_name(fg).is_none_or(|n| shell::is_shell(&n)),
             was_raw,
             ..Look::default()
         };

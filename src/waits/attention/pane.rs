@@ -33,6 +33,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const DEBOUNCE: Duration = Duration::from_millis(1);
 /// While output keeps coming, the kernel is asked at most this often.
 pub const FLOOD_EVERY: Duration = Duration::from_millis(100);
+/// Output that comes within this of the output before flows on (a program
+/// printing a line every few milliseconds): its burst is over only after
+/// this long without output, not [`DEBOUNCE`], so the kernel is asked once
+/// the flow stops (and every [`FLOOD_EVERY`] while it goes on), not after
+/// every line. A line left open (a question) is still looked at at once.
+pub const FLOW_GAP: Duration = Duration::from_millis(20);
 /// A program that reads key by key (not at a REPL's prompt) is judged
 /// from its screen once it has written nothing this long: a spinner or a
 /// progress bar is never still this long, a question is.

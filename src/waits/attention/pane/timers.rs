@@ -67,10 +67,18 @@ impl Timers {
 
     /// Output came; `open`: it left a short line open (a question, a
     /// prompt), so its writer is likely reading already: look at once.
+    /// Output that flows on (see [`FLOW_GAP`]) is looked at once it stops.
     pub(super) fn data(&mut self, now: Instant, open: bool) {
+        let flowing = now.saturating_duration_since(self.last_data) < FLOW_GAP;
         self.last_data = now;
         let burst = *self.burst.get_or_insert(now);
-        let debounce = if open { Duration::ZERO } else { DEBOUNCE };
+        let debounce = if open {
+            Duration::ZERO
+        } else if flowing {
+            FLOW_GAP
+        } else {
+            DEBOUNCE
+        };
         self.probe = Some((now + debounce).min(burst + FLOOD_EVERY));
         self.step = 0;
         self.quiet = None;
