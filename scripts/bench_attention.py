@@ -241,6 +241,17 @@ def run(cmd, env=None, **kw):
                           env=env or ENV, **kw)
 
 
+def tw_role(pid):
+    """Which of tmux-wait's processes `pid` is: the plugin's watch
+    (`serve`), the `hub`, or `other`."""
+    c = " ".join(cmdline(pid)[1:])
+    if " attention serve" in " " + c:
+        return "serve"
+    if re.search(r"(^| )hub( |$)", c):
+        return "hub"
+    return "other"
+
+
 class PrivateServer:
     """A private tmux server (-L a name unique to this run); close() ends
     it and everything it or we started for it: its panes' processes,
@@ -820,14 +831,7 @@ def all_day_once(tmp, tag, attention, seconds, agent_name, cache, quiet=5):
         # Past the quiet time, with room for the watch's last looks.
         time.sleep(quiet + 5)
 
-        def role(pid):
-            c = " ".join(cmdline(pid)[1:])
-            if " attention serve" in " " + c:
-                return "serve"
-            if re.search(r"(^| )hub( |$)", c):
-                return "hub"
-            return "other"
-        tw = ProcCpu(s.tw_pids, role)
+        tw = ProcCpu(s.tw_pids, tw_role)
         load0 = loadavg()
         m0 = machine_busy()
         own0, r0 = own_cpu_ns(s.pid), reaped_cpu_ns(s.pid)
@@ -996,14 +1000,7 @@ def busy_once(tmp, tag, attention, panes, busy, seconds):
         # Every pane's stream joined, and the first looks over.
         time.sleep(5)
 
-        def role(pid):
-            c = " ".join(cmdline(pid)[1:])
-            if " attention serve" in " " + c:
-                return "serve"
-            if re.search(r"(^| )hub( |$)", c):
-                return "hub"
-            return "other"
-        tw = ProcCpu(s.tw_pids, role)
+        tw = ProcCpu(s.tw_pids, tw_role)
         own0, r0 = own_cpu_ns(s.pid), reaped_cpu_ns(s.pid)
         tw.sample()
         t0 = time.monotonic()
