@@ -252,6 +252,18 @@ def tw_role(pid):
     return "other"
 
 
+def sample_for(tw, seconds):
+    """Sample `tw` (a ProcCpu) about every second for `seconds`; returns
+    when the window began (time.monotonic())."""
+    tw.sample()
+    t0 = time.monotonic()
+    end = t0 + seconds
+    while time.monotonic() < end:
+        time.sleep(min(1.0, max(0.0, end - time.monotonic())))
+        tw.sample()
+    return t0
+
+
 class PrivateServer:
     """A private tmux server (-L a name unique to this run); close() ends
     it and everything it or we started for it: its panes' processes,
@@ -835,12 +847,7 @@ def all_day_once(tmp, tag, attention, seconds, agent_name, cache, quiet=5):
         load0 = loadavg()
         m0 = machine_busy()
         own0, r0 = own_cpu_ns(s.pid), reaped_cpu_ns(s.pid)
-        tw.sample()
-        t0 = time.monotonic()
-        end = t0 + seconds
-        while time.monotonic() < end:
-            time.sleep(min(1.0, max(0.0, end - time.monotonic())))
-            tw.sample()
+        t0 = sample_for(tw, seconds)
         server_own = own_cpu_ns(s.pid) - own0
         reaped = reaped_cpu_ns(s.pid) - r0
         elapsed = time.monotonic() - t0
@@ -1002,12 +1009,7 @@ def busy_once(tmp, tag, attention, panes, busy, seconds):
 
         tw = ProcCpu(s.tw_pids, tw_role)
         own0, r0 = own_cpu_ns(s.pid), reaped_cpu_ns(s.pid)
-        tw.sample()
-        t0 = time.monotonic()
-        end = t0 + seconds
-        while time.monotonic() < end:
-            time.sleep(min(1.0, max(0.0, end - time.monotonic())))
-            tw.sample()
+        t0 = sample_for(tw, seconds)
         elapsed = time.monotonic() - t0
         roles = tw.by_role()
         cpu = {"server": (own_cpu_ns(s.pid) - own0) / 1e6,
