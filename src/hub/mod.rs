@@ -77,7 +77,7 @@ pub use feed::pipe_feed;
 pub use join::JoinPoint;
 pub use policy::{ENTRY_QUERIES, allowed, entry_queries};
 pub use protocol::{
-    Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, Sieved, Wants, encode_raw,
+    Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, Sieved, WHOLE, Wants, encode_raw,
 };
 pub use server::serve;
 pub use sieve::{Cut, SIEVE_AFTER, Sieve};

@@ -35,6 +35,19 @@ pub struct Wants {
     pub keep: usize,
 }
 
+impl Wants {
+    /// The line a wait sends to say it.
+    pub fn line(&self) -> Vec<u8> {
+        let mut l = b"wants ".to_vec();
+        l.extend_from_slice(&serde_json::to_vec(self).unwrap_or_default());
+        l.push(b'\n');
+        l
+    }
+}
+
+/// The line that takes a wait's [`Wants`] back: every byte again.
+pub const WHOLE: &[u8] = b"whole\n";
+
 /// A chunk of the stream with a run of plain lines left out: `head`, then
 /// `lines` lines of printable ASCII each ended by `\r\n`, `text` bytes of
 /// it in all (their `\r\n` apart), that no pattern of the wait's

@@ -169,7 +169,7 @@ impl StreamSource {
                     .feed_sieved(&s.head, (s.lines, s.text), &s.tail, at, hint);
                 if !exact {
                     // Whole chunks from now on (see `LineTracker::feed_sieved`).
-                    self.inbox.send(b"whole\n");
+                    self.inbox.send(crate::hub::WHOLE);
                 }
             }
         }

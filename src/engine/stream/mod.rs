@@ -392,9 +392,9 @@ impl StreamSource {
         if let Some(n) = &needed
             && !self.final_lines
             && self.inbox.sieves()
-            && let Ok(json) = serde_json::to_string(&super::vt::sieve_wants(n, keep_last))
         {
-            self.inbox.send(format!("wants {json}\n").as_bytes());
+            self.inbox
+                .send(&super::vt::sieve_wants(n, keep_last).line());
         }
         self.tracker.set_needed(needed, keep_last);
     }

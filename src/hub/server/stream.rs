@@ -3,7 +3,7 @@
 //! lines after its entry (`sync N`, `wants JSON`, `whole`) are answered.
 
 use super::super::conn::log;
-use super::super::protocol::{Frame, Wants};
+use super::super::protocol::{Frame, WHOLE, Wants};
 use super::super::sieve::SIEVE_AFTER;
 use super::{Hub, Role, bytes_waiting};
 use std::os::fd::AsRawFd;
@@ -95,7 +95,7 @@ impl Hub {
             };
             return self.set_wants(id, &pane, Some(wants));
         }
-        if text.trim() == "whole" {
+        if text.trim().as_bytes() == WHOLE.trim_ascii_end() {
             return self.set_wants(id, &pane, None);
         }
         let Some(n) = text

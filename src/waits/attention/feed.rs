@@ -130,10 +130,8 @@ impl Feed {
             let none = Needed::none();
             // The hub leaves the plain lines out too (see `hub::sieve`).
             let wants = crate::engine::vt::sieve_wants(&none, 0);
-            if dec.sieves()
-                && let Ok(json) = serde_json::to_string(&wants)
-            {
-                let _ = (&conn).write_all(format!("wants {json}\n").as_bytes());
+            if dec.sieves() {
+                let _ = (&conn).write_all(&wants.line());
             }
             tracker.set_needed(Some(std::sync::Arc::new(none)), 1);
         }
@@ -259,7 +257,7 @@ impl Feed {
         let now = Instant::now();
         if self.tracker.reading() {
             // Rare (a flood while a line is read): as a whole chunk.
-            let _ = (&self.conn).write_all(b"whole\n");
+            let _ = (&self.conn).write_all(hub::WHOLE);
             self.data(&[&s.head[..], &s.tail[..]].concat());
             self.newlines += s.lines;
             return;
@@ -273,7 +271,7 @@ impl Feed {
             self.tracker
                 .feed_sieved(&s.head, (s.lines, s.text), &s.tail, now, Hint::default());
         if !exact {
-            let _ = (&self.conn).write_all(b"whole\n");
+            let _ = (&self.conn).write_all(hub::WHOLE);
         }
     }
 
