@@ -105,13 +105,19 @@ fn another_server_here_is_counted_and_the_menu_goes_there() {
     load_plugin(&s);
     wait_watching(&s);
     let pane = other.panes[1].clone();
-    // (Watched once the other server's hub reads the pane.)
-    other.wait_for(&pane, "the watch", |_| {
+    // (Watched once every pane there is armed: only what changes after
+    // counts.)
+    s.wait_until(&s.pane, "the other server to be watched", || {
+        s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-servers"])
+            .trim()
+            == path
+    });
+    assert_eq!(
         other
             .run(&["display-message", "-p", "-t", &pane, "#{pane_pipe}"])
-            .trim()
-            == "1"
-    });
+            .trim(),
+        "1"
+    );
     other.type_line(&pane, "read -p 'Merge? ' x");
     s.wait_until(&s.pane, "the other server's mark", || {
         segment(&s) == "⚑1 main:1 asking"

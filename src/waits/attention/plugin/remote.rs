@@ -29,6 +29,9 @@ const SSH_CONFIG: &str = "@tmux-wait-ssh-config";
 const OTHERS: &str = "@tmux-wait-attention-others";
 /// The hosts watched now (reached, their panes watched), space-separated.
 const REACHED: &str = "@tmux-wait-attention-hosts";
+/// The other servers watched now (every pane armed), space-separated, as
+/// `@tmux-wait-servers` names them.
+const REACHED_SERVERS: &str = "@tmux-wait-attention-servers";
 /// The window option that says which remote session a window shows.
 const ATTACHED: &str = "@tmux-wait-attached";
 
@@ -154,25 +157,34 @@ struct Book {
     socket: Socket,
     all: Mutex<Vec<Other>>,
     reached: Mutex<Vec<String>>,
+    reached_servers: Mutex<Vec<String>>,
 }
 
 impl Book {
     /// `host` is watched now (or not): said in `@tmux-wait-attention-hosts`.
     fn reached(&self, host: &str, yes: bool) {
-        let Ok(mut r) = self.reached.lock() else {
+        self.say_reached(&self.reached, REACHED, host, yes);
+    }
+
+    /// The server `name` is watched now (or not): said in
+    /// `@tmux-wait-attention-servers`.
+    fn reached_server(&self, name: &str, yes: bool) {
+        self.say_reached(&self.reached_servers, REACHED_SERVERS, name, yes);
+    }
+
+    fn say_reached(&self, list: &Mutex<Vec<String>>, option: &str, name: &str, yes: bool) {
+        let Ok(mut r) = list.lock() else {
             return;
         };
-        let had = r.iter().any(|h| h == host);
+        let had = r.iter().any(|h| h == name);
         if had == yes {
             return;
         }
-        r.retain(|h| h != host);
+        r.retain(|h| h != name);
         if yes {
-            r.push(host.to_owned());
+            r.push(name.to_owned());
         }
-        let _ = self
-            .socket
-            .run(["set-option", "-gq", REACHED, &r.join(" ")]);
+        let _ = self.socket.run(["set-option", "-gq", option, &r.join(" ")]);
     }
 
     fn set(&self, o: Other) {
@@ -234,6 +246,10 @@ pub(super) fn clear(socket: &Socket) {
         "set-option",
         "-gqu",
         REACHED,
+        ";",
+        "set-option",
+        "-gqu",
+        REACHED_SERVERS,
     ]);
 }
 
@@ -250,6 +266,7 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
         socket: socket.clone(),
         all: Mutex::new(Vec::new()),
         reached: Mutex::new(Vec::new()),
+        reached_servers: Mutex::new(Vec::new()),
     });
     let here = socket.absolute().path();
     let req = AnyRequest {
@@ -268,9 +285,9 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
     };
     for s in servers {
         let other = if s.contains('/') {
-            Socket::Path(s.into())
+            Socket::Path(s.clone().into())
         } else {
-            Socket::Name(s)
+            Socket::Name(s.clone())
         };
         let path = other.absolute().path();
         if path == here {
@@ -299,10 +316,14 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
                                     book.drop_id(&format!("{label} {pane_id}"));
                                 }
                             }
-                            LocalEvent::Armed | LocalEvent::Problem(_) | LocalEvent::Failed(_) => {}
+                            LocalEvent::Armed => book.reached_server(&s, true),
+                            LocalEvent::Problem(_) | LocalEvent::Failed(_) => {
+                                book.reached_server(&s, false);
+                            }
                         }
                         true
                     });
+                    book.reached_server(&s, false);
                     // Gone (or not started yet): look again later.
                     std::thread::sleep(Duration::from_secs(10));
                 }
