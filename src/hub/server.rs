@@ -13,7 +13,8 @@ use super::router::{Requested, Router, Sends};
 use super::starts::{self, StartJob, Starts};
 use super::tap::Tap;
 use crate::error::{Error, Kind, Result};
-use crate::sys::{bytes_waiting, poll, pollfd, same_user, set_nonblocking};
+use crate::sys::poller::Poller;
+use crate::sys::{bytes_waiting, same_user, set_nonblocking};
 use crate::tmux::{Socket, SocketLock};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Write};
@@ -43,6 +44,10 @@ const HELLO_WITHIN: Duration = Duration::from_secs(2);
 const FEED_WITHIN: Duration = Duration::from_secs(3);
 /// Longest request line.
 const MAX_REQUEST: usize = 1 << 20;
+/// The poller's keys: the listener, the wake-up pipe; a wait's connection
+/// is its id times two, a pane's pipe its key times two plus one.
+const KEY_LISTENER: u64 = 0;
+const KEY_WAKE: u64 = 1;
 
 /// Run the server's hub until it is no longer needed.
 pub fn serve(socket: &Socket) -> Result<()> {
@@ -190,60 +195,70 @@ impl Hub {
 
     fn run(&mut self, listener: &UnixListener) {
         let mut buf = vec![0u8; 64 * 1024];
+        let Ok(mut poller) = Poller::new() else {
+            return;
+        };
+        let mut conns_ready: Vec<u64> = Vec::new();
+        let mut taps_ready: Vec<u64> = Vec::new();
         loop {
-            // Who is watched this turn, in the order of `fds`.
-            let conn_ids: Vec<u64> = self.conns.keys().copied().collect();
+            // Each turn names every descriptor it waits on; the poller tells
+            // the kernel only what changed, and hears only what is ready.
             let now = Instant::now();
-            let tap_panes: Vec<String> = self
-                .taps
-                .iter()
-                .filter(|(p, t)| {
-                    self.router.is_live(p) && t.fd.is_some() && t.paused(now).is_none()
-                })
-                .map(|(p, _)| p.clone())
-                .collect();
             let listen = if self.may_accept() { libc::POLLIN } else { 0 };
-            let mut fds = vec![
-                pollfd(listener.as_raw_fd(), listen),
-                pollfd(self.wake_r.as_raw_fd(), libc::POLLIN),
-            ];
-            for id in &conn_ids {
-                let c = &self.conns[id];
+            poller.want(listener.as_raw_fd(), KEY_LISTENER, listen);
+            poller.want(self.wake_r.as_raw_fd(), KEY_WAKE, libc::POLLIN);
+            for (id, c) in &self.conns {
                 let mut ev = libc::POLLIN;
                 if c.pending() > 0 {
                     ev |= libc::POLLOUT;
                 }
-                fds.push(pollfd(c.stream.as_raw_fd(), ev));
+                poller.want(c.stream.as_raw_fd(), id << 1, ev);
             }
-            for p in &tap_panes {
-                let fd = self.taps[p]
-                    .fd
-                    .as_ref()
-                    .map(AsRawFd::as_raw_fd)
-                    .unwrap_or(-1);
-                fds.push(pollfd(fd, libc::POLLIN));
+            for (p, t) in &self.taps {
+                if let Some(fd) = &t.fd
+                    && self.router.is_live(p)
+                    && t.paused(now).is_none()
+                {
+                    poller.want(fd.as_raw_fd(), (t.poll_key << 1) | 1, libc::POLLIN);
+                }
             }
-            poll(&mut fds, self.next_timeout(now));
-
-            if fds[0].revents != 0 {
+            let (mut accept, mut woken) = (false, false);
+            conns_ready.clear();
+            taps_ready.clear();
+            for r in poller.wait(self.next_timeout(now)) {
+                match r.key {
+                    KEY_LISTENER => accept = true,
+                    KEY_WAKE => woken = true,
+                    k if k & 1 == 1 => taps_ready.push(k >> 1),
+                    k => {
+                        if r.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+                            conns_ready.push(k >> 1);
+                        }
+                    }
+                }
+            }
+            if accept {
                 self.accept(listener);
             }
-            if fds[1].revents != 0 {
+            if woken {
                 crate::sys::drain(&self.wake_r);
             }
             while let Ok(s) = self.started_rx.try_recv() {
                 self.on_started(s);
             }
-            for (i, p) in tap_panes.iter().enumerate() {
-                if fds[2 + conn_ids.len() + i].revents != 0 {
-                    self.read_tap(p, READ_PER_TURN, &mut buf);
+            if !taps_ready.is_empty() {
+                let panes: Vec<String> = self
+                    .taps
+                    .iter()
+                    .filter(|(_, t)| t.fd.is_some() && taps_ready.contains(&t.poll_key))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                for p in panes {
+                    self.read_tap(&p, READ_PER_TURN, &mut buf);
                 }
             }
-            for (i, id) in conn_ids.iter().enumerate() {
-                let re = fds[2 + i].revents;
-                if re & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
-                    self.read_conn(*id, &mut buf);
-                }
+            for id in &conns_ready {
+                self.read_conn(*id, &mut buf);
             }
             self.expire();
             // Starts held back for room may run now that waits left.
@@ -415,6 +430,8 @@ impl Hub {
         {
             let _ = set_nonblocking(fd.as_raw_fd());
             t.fd = Some(fd);
+            t.poll_key = self.next_id;
+            self.next_id += 1;
         }
     }
 

@@ -22,6 +22,8 @@ pub(super) struct Tap {
     pub(super) token: String,
     /// Our end of the pipe's socket, once its command handed it over.
     pub(super) fd: Option<OwnedFd>,
+    /// Names `fd` to the hub's poller (unique in the hub's life).
+    pub(super) poll_key: u64,
     /// When it was asked for, then when it became live (a pipe whose
     /// command never reports ends).
     pub(super) live_since: Instant,
@@ -40,6 +42,7 @@ impl Tap {
         Tap {
             token,
             fd: None,
+            poll_key: 0,
             live_since: Instant::now(),
             paused_until: None,
             sieve: Sieve::default(),

@@ -6,6 +6,7 @@
 pub mod fds;
 #[cfg(target_os = "linux")]
 pub mod inotify;
+pub mod poller;
 pub mod procfs;
 pub mod pts;
 pub mod tty;
@@ -145,6 +146,17 @@ pub fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     }
 }
 
+/// A timeout in whole milliseconds, rounded up (a wake-up just before the
+/// moment would only loop); `None` is -1, no timeout.
+fn poll_millis(timeout: Option<Duration>) -> libc::c_int {
+    match timeout {
+        Some(t) => {
+            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
+        }
+        None => -1,
+    }
+}
+
 /// Wait for events on `fds`, at most `timeout`, to the microsecond where
 /// the system can (Linux: `ppoll`), so that a debounce of a millisecond
 /// does not become two; elsewhere [`poll`]'s milliseconds, rounded up.
@@ -172,13 +184,7 @@ pub fn poll_fine(fds: &mut [libc::pollfd], timeout: Duration) {
 
 /// Wait for events on `fds`, at most `timeout` (None: as long as it takes).
 pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) {
-    let ms = match timeout {
-        // Rounded up: a wake-up just before the moment would only loop.
-        Some(t) => {
-            libc::c_int::try_from(t.as_micros().div_ceil(1000).max(1)).unwrap_or(libc::c_int::MAX)
-        }
-        None => -1,
-    };
+    let ms = poll_millis(timeout);
     // SAFETY: `fds` is a valid slice of pollfd for its length.
     unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
 }
