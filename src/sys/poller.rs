@@ -92,6 +92,16 @@ impl Poller {
     /// Wait at most `timeout` (`None`: until something is ready) on what
     /// this turn wanted; the descriptors ready, and a new turn begins.
     pub fn wait(&mut self, timeout: Option<Duration>) -> &[Ready] {
+        self.wait_with(timeout, false)
+    }
+
+    /// [`Poller::wait`] to the microsecond where the system can (a
+    /// debounce of a millisecond does not become two).
+    pub fn wait_fine(&mut self, timeout: Duration) -> &[Ready] {
+        self.wait_with(Some(timeout), true)
+    }
+
+    fn wait_with(&mut self, timeout: Option<Duration>, fine: bool) -> &[Ready] {
         let turn = self.turn;
         let gone: Vec<RawFd> = self
             .told
@@ -109,7 +119,7 @@ impl Poller {
         }
         self.turn += 1;
         self.ready.clear();
-        self.wait_ready(timeout);
+        self.wait_ready(timeout, fine);
         &self.ready
     }
 
@@ -140,12 +150,26 @@ impl Poller {
     }
 
     #[cfg(target_os = "linux")]
-    fn wait_ready(&mut self, timeout: Option<Duration>) {
+    fn wait_ready(&mut self, timeout: Option<Duration>, fine: bool) {
         use std::os::fd::AsRawFd;
+        let mut timeout = timeout;
+        if fine && let Some(t) = timeout {
+            // The epoll set is itself readable when one of its own is
+            // ready: waited on to the microsecond, then asked at once.
+            let mut one = [super::pollfd(self.epoll.as_raw_fd(), libc::POLLIN)];
+            super::poll_fine(&mut one, t);
+            if one[0].revents == 0 {
+                return;
+            }
+            timeout = Some(Duration::ZERO);
+        }
         let n = self.told.len().clamp(1, 1024);
         self.events
             .resize(n, libc::epoll_event { events: 0, u64: 0 });
-        let ms = super::poll_millis(timeout);
+        let ms = match timeout {
+            Some(Duration::ZERO) => 0,
+            t => super::poll_millis(t),
+        };
         // SAFETY: `events` holds `n` events.
         let got = unsafe {
             libc::epoll_wait(
@@ -175,14 +199,17 @@ impl Poller {
     fn forget(&mut self, _fd: RawFd) {}
 
     #[cfg(not(target_os = "linux"))]
-    fn wait_ready(&mut self, timeout: Option<Duration>) {
+    fn wait_ready(&mut self, timeout: Option<Duration>, fine: bool) {
         let mut fds: Vec<libc::pollfd> = Vec::with_capacity(self.told.len());
         let mut keys = Vec::with_capacity(self.told.len());
         for (fd, w) in &self.told {
             fds.push(super::pollfd(*fd, w.events));
             keys.push(w.key);
         }
-        super::poll(&mut fds, timeout);
+        match timeout {
+            Some(t) if fine => super::poll_fine(&mut fds, t),
+            t => super::poll(&mut fds, t),
+        }
         for (p, key) in fds.iter().zip(keys) {
             if p.revents != 0 {
                 self.ready.push(Ready {
@@ -286,6 +313,16 @@ mod tests {
             keys(&mut p, Duration::from_millis(50)),
             vec![(8, libc::POLLIN)]
         );
+        // To the microsecond: a 2 ms wait is not 3.
+        let t = std::time::Instant::now();
+        assert_eq!(
+            p.wait_fine(Duration::from_micros(2500))
+                .iter()
+                .map(|r| r.key)
+                .collect::<Vec<_>>(),
+            Vec::<u64>::new()
+        );
+        assert!(t.elapsed() >= Duration::from_micros(2500));
         // A timeout with nothing wanted ends.
         let t = std::time::Instant::now();
         assert_eq!(keys(&mut p, Duration::from_millis(20)), vec![]);

@@ -27,8 +27,13 @@ const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// one pane does not starve the others.
 const TURN_BYTES: usize = 1 << 20;
 
+/// The feeds made in this process, for [`Feed::serial`].
+static FEEDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 pub struct Feed {
     pub pane: PaneInfo,
+    /// Unique in this process: names its descriptors to a poller.
+    pub serial: u64,
     conn: UnixStream,
     dec: Decoder,
     tracker: LineTracker,
@@ -138,6 +143,7 @@ impl Feed {
         crate::sys::set_nonblocking(conn.as_raw_fd())
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         Ok(Feed {
+            serial: FEEDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
             pidfd: pidfd(pane.pane_pid),
             pane,

@@ -16,6 +16,7 @@ use super::{AnyRequest, Profiles};
 use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
 use crate::report::{bound_lines, seconds};
+use crate::sys::poller::Poller;
 use crate::tmux::{PaneInfo, Socket, Version};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -108,8 +109,31 @@ pub struct Watch {
     queue: VecDeque<Event>,
     rx: Receiver<Msg>,
     wake_end: UnixStream,
+    /// Told only what changed of the descriptors waited on (see
+    /// `sys::poller`): a turn costs what is ready, not every pane.
+    poller: Poller,
     openers: Openers,
     buf: Vec<u8>,
+}
+
+/// The poller's keys: the wake-up pipe, and for a pane's stream its feed's
+/// serial, its entry and whether it is the pidfd (the serial keeps a
+/// descriptor number used again by another feed from passing for the
+/// old one).
+const KEY_WAKE: u64 = 0;
+const ENTRY_BITS: u32 = 24;
+
+fn feed_key(serial: u64, entry: usize, pid: bool) -> u64 {
+    (serial << (ENTRY_BITS + 1)) | ((entry as u64) << 1) | u64::from(pid)
+}
+
+/// The entry, whether the pidfd, and the feed's serial.
+fn key_entry(key: u64) -> (usize, bool, u64) {
+    (
+        ((key >> 1) & ((1 << ENTRY_BITS) - 1)) as usize,
+        key & 1 == 1,
+        key >> (ENTRY_BITS + 1),
+    )
 }
 
 /// The threads that open streams: up to `OPENERS` while there are streams
@@ -231,6 +255,7 @@ impl Watch {
             queue: VecDeque::new(),
             rx,
             wake_end,
+            poller: Poller::new().map_err(|e| Error::io("cannot make a poller", e))?,
             openers,
             buf: vec![0u8; 256 * 1024],
         };
@@ -349,32 +374,43 @@ impl Watch {
             if now >= deadline {
                 return Ok(None);
             }
-            let mut fds = vec![crate::sys::pollfd(self.wake_end.as_raw_fd(), libc::POLLIN)];
-            let mut who: Vec<(usize, bool)> = Vec::new();
+            self.poller
+                .want(self.wake_end.as_raw_fd(), KEY_WAKE, libc::POLLIN);
             let mut wake = deadline;
             for (i, e) in self.entries.iter().enumerate() {
                 if let Source::Stream(f) = &e.pane.source {
-                    fds.push(crate::sys::pollfd(f.conn_fd(), libc::POLLIN));
-                    who.push((i, false));
-                    if let Some(p) = f.pid_fd() {
-                        fds.push(crate::sys::pollfd(p, libc::POLLIN));
-                        who.push((i, true));
+                    let p = &mut self.poller;
+                    p.want(f.conn_fd(), feed_key(f.serial, i, false), libc::POLLIN);
+                    if let Some(pid) = f.pid_fd() {
+                        p.want(pid, feed_key(f.serial, i, true), libc::POLLIN);
                     }
                 }
                 if let Some(w) = e.pane.wake() {
                     wake = wake.min(w);
                 }
             }
-            crate::sys::poll_fine(&mut fds, wake.saturating_duration_since(now));
-            if fds[0].revents != 0 {
+            let mut woken = false;
+            let mut who: Vec<(usize, bool, u64)> = Vec::new();
+            for r in self.poller.wait_fine(wake.saturating_duration_since(now)) {
+                match r.key {
+                    KEY_WAKE => woken = true,
+                    k => who.push(key_entry(k)),
+                }
+            }
+            if woken {
                 let mut b = [0u8; 256];
                 while matches!((&self.wake_end).read(&mut b), Ok(n) if n > 0) {}
                 while let Ok(m) = self.rx.try_recv() {
                     self.message(m)?;
                 }
             }
-            for (k, (i, pid)) in who.into_iter().enumerate() {
-                if fds[k + 1].revents == 0 {
+            // (In the order of the panes, the pidfd after the stream.)
+            who.sort_unstable();
+            for (i, pid, serial) in who {
+                // (A message may have given the entry another feed.)
+                if !self.entries.get(i).is_some_and(
+                    |e| matches!(&e.pane.source, Source::Stream(f) if f.serial == serial),
+                ) {
                     continue;
                 }
                 let mut out = Vec::new();
