@@ -148,6 +148,8 @@ struct Hub {
     /// Pipe starts queued and running.
     starts: Starts,
     dropped: super::dropped::Dropped,
+    /// What a turn read from one pipe (see [`Hub::read_tap`]).
+    chunk: Vec<u8>,
 }
 
 /// How long after closing a pane's pipe a "piped" answer is taken for our
@@ -190,6 +192,7 @@ impl Hub {
             budget: Budget::new(),
             starts: Starts::default(),
             dropped: Default::default(),
+            chunk: Vec::new(),
         })
     }
 
@@ -254,12 +257,13 @@ impl Hub {
                     .map(|(p, _)| p.clone())
                     .collect();
                 for p in panes {
-                    self.read_tap(&p, READ_PER_TURN, &mut buf);
+                    self.read_tap(&p, READ_PER_TURN);
                 }
             }
             for id in &conns_ready {
                 self.read_conn(*id, &mut buf);
             }
+            self.pass_due();
             self.expire();
             // Starts held back for room may run now that waits left.
             self.pump_starts();
@@ -482,6 +486,8 @@ impl Hub {
                 entered: false,
             };
         }
+        // (A wait joins where the stream stands: after what was held.)
+        self.pass_held(&req.pane);
         match self.router.request(id, &req.pane, req.mark) {
             Requested::Start => {}
             Requested::Queued => return,
@@ -564,46 +570,9 @@ impl Hub {
         self.router.settle(&s.pane, Instant::now());
     }
 
-    /// Read what the pane's pipe holds (up to `limit` bytes) and pass it on.
-    fn read_tap(&mut self, pane: &str, limit: usize, buf: &mut [u8]) {
-        let mut read = 0;
-        let mut readers = 0;
-        loop {
-            let Some(fd) = self
-                .taps
-                .get(pane)
-                .and_then(|t| t.fd.as_ref())
-                .map(AsRawFd::as_raw_fd)
-            else {
-                return;
-            };
-            if read >= limit {
-                return;
-            }
-            // SAFETY: reading into a buffer we own from a descriptor we own.
-            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                match e.kind() {
-                    ErrorKind::WouldBlock => break,
-                    ErrorKind::Interrupted => continue,
-                    _ => return self.end_tap(pane, EndReason::Closed),
-                }
-            }
-            if n == 0 {
-                return self.end_tap(pane, EndReason::Closed);
-            }
-            let data = &buf[..n as usize];
-            read += data.len();
-            readers = self.fan_out(pane, data);
-        }
-        if let Some(t) = self.taps.get_mut(pane) {
-            t.read(read, readers);
-        }
-    }
-
     /// The pane's stream ended: tell its waits, forget the pipe.
-    fn end_tap(&mut self, pane: &str, why: EndReason) {
+    pub(super) fn end_tap(&mut self, pane: &str, why: EndReason) {
+        self.pass_held(pane);
         log(format_args!("end {pane} {why:?}"));
         self.taps.remove(pane);
         for id in self.router.end(pane) {

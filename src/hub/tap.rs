@@ -17,6 +17,15 @@ const MOST_PAUSES: u32 = 10;
 /// The longest a flooding pane's pipe is left alone: a wait on it sees a
 /// gap this long between two pieces of a flood that goes on.
 pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
+/// With this many waits on a flooding pane (where the pause stops
+/// growing), what its pipe gives is held and passed on at most every
+/// [`HOLD`] (or once the flood stops): each wait wakes a few dozen times
+/// a second, not a hundred, and tmux need not buffer the pipe as a longer
+/// pause would make it.
+const HOLD_FROM: usize = 28;
+const HOLD: Duration = Duration::from_millis(25);
+/// Held past this much, it is passed on whatever the time.
+const HOLD_MOST: usize = 4 << 20;
 
 pub(super) struct Tap {
     pub(super) token: String,
@@ -35,6 +44,12 @@ pub(super) struct Tap {
     /// its wants since.
     pub(super) sieved: Vec<u64>,
     pub(super) sieve_stale: bool,
+    /// The waits the last read went to.
+    waits: usize,
+    /// Flood output read and not passed on yet (see [`Tap::hold`]), and
+    /// since when.
+    held: Vec<u8>,
+    held_since: Option<Instant>,
 }
 
 impl Tap {
@@ -48,7 +63,55 @@ impl Tap {
             sieve: Sieve::default(),
             sieved: Vec::new(),
             sieve_stale: false,
+            waits: 0,
+            held: Vec::new(),
+            held_since: None,
         }
+    }
+
+    /// A read of `data` in a flood, with many waits on the pane: kept to
+    /// pass on with what comes next, while the hold is young (true).
+    /// Otherwise (false) it is to be passed on now, after what was held
+    /// ([`Tap::take_held`]).
+    pub(super) fn hold(&mut self, data: &[u8], now: Instant) -> bool {
+        let young = self.held_since.is_none_or(|t| now < t + HOLD);
+        if data.len() < FLOOD_READ
+            || self.waits < HOLD_FROM
+            || !young
+            || self.held.len() + data.len() > HOLD_MOST
+        {
+            return false;
+        }
+        self.held.extend_from_slice(data);
+        self.held_since.get_or_insert(now);
+        true
+    }
+
+    /// What was held, to pass on before anything else of the pane (and
+    /// to give back, [`Tap::held_back`], for the next hold to fill).
+    pub(super) fn take_held(&mut self) -> Option<Vec<u8>> {
+        self.held_since = None;
+        (!self.held.is_empty()).then(|| std::mem::take(&mut self.held))
+    }
+
+    /// The buffer [`Tap::take_held`] gave, passed on: kept, emptied, so
+    /// a flood does not allocate (and fault in) a new one every hold.
+    pub(super) fn held_back(&mut self, mut buf: Vec<u8>) {
+        if self.held.is_empty() && buf.capacity() <= HOLD_MOST {
+            buf.clear();
+            self.held = buf;
+        }
+    }
+
+    /// Something is held, and the pause is over at `now` (with nothing
+    /// more to read, it is passed on then).
+    pub(super) fn held_due(&self, now: Instant) -> bool {
+        !self.held.is_empty() && self.paused(now).is_none()
+    }
+
+    /// The waits the last read went to.
+    pub(super) fn waits(&self) -> usize {
+        self.waits
     }
 
     /// `n` bytes were just read for `waits` waits. After a large read the
@@ -61,6 +124,7 @@ impl Tap {
     /// what ends a flood is read at most [`MOST_PAUSES`] times [`PAUSE`]
     /// later. A `sync` reads the pipe whatever the pause.
     pub(super) fn read(&mut self, n: usize, waits: usize) {
+        self.waits = waits;
         let waits = u32::try_from(waits).unwrap_or(u32::MAX);
         let times = if waits <= 4 {
             waits.max(1)
@@ -95,6 +159,31 @@ mod tests {
         assert!(t.paused(until).is_none());
         t.read(0, 1);
         assert!(t.paused(Instant::now()).is_none());
+    }
+
+    #[test]
+    fn a_flood_with_many_waits_is_held_a_moment_then_passed_on() {
+        let mut t = Tap::new("tok".into());
+        let big = vec![b'x'; FLOOD_READ];
+        let now = Instant::now();
+        // Few waits: never held.
+        t.read(FLOOD_READ, 10);
+        assert!(!t.hold(&big, now));
+        t.read(FLOOD_READ, 50);
+        assert!(t.hold(&big, now));
+        assert!(t.hold(&big, now + HOLD / 2));
+        // A small read (the flood stopped) is not held, nor one past the
+        // hold's time; what was held goes first, once.
+        assert!(!t.hold(b"$ ", now + HOLD / 2));
+        assert!(!t.hold(&big, now + HOLD));
+        assert_eq!(t.take_held().map(|h| h.len()), Some(2 * FLOOD_READ));
+        assert_eq!(t.take_held(), None);
+        // Held, then due once the pause is over.
+        assert!(t.hold(&big, now));
+        t.read(FLOOD_READ, 50);
+        assert!(!t.held_due(Instant::now()));
+        assert!(t.held_due(Instant::now() + LONGEST_PAUSE));
+        assert_eq!(t.take_held().map(|h| h.len()), Some(FLOOD_READ));
     }
 
     #[test]

@@ -1,19 +1,145 @@
-//! The hub's side of a live stream: a chunk read from a pane's pipe goes
-//! to each wait on the pane, whole or sieved (see `sieve`), and a wait's
-//! lines after its entry (`sync N`, `wants JSON`, `whole`) are answered.
+//! The hub's side of a live stream: what is read from a pane's pipe (held
+//! a moment under a flood with many waits, see `Tap::hold`) goes to each
+//! wait on the pane, whole or sieved (see `sieve`), and a wait's lines
+//! after its entry (`sync N`, `wants JSON`, `whole`) are answered.
 
 use super::super::conn::log;
-use super::super::protocol::{Frame, WHOLE, Wants};
+use super::super::protocol::{EndReason, Frame, WHOLE, Wants};
 use super::super::sieve::SIEVE_AFTER;
-use super::{Hub, Role, bytes_waiting};
+use super::super::tap::Tap;
+use super::{Hub, READ_PER_TURN, Role, bytes_waiting};
+use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+/// The largest piece of a turn's (or a hold's) read sieved as one: the
+/// sieve leaves out one run per piece (before the first line a wait's
+/// pattern hits), so a megabyte in one piece would keep most of it whole
+/// where a line is hit early. The pieces go out together: a wait wakes
+/// once for all of them.
+const PIECE: usize = 64 << 10;
 
 impl Hub {
+    /// Read what the pane's pipe holds (up to `limit` bytes) and pass it
+    /// on together (in pieces, see `pass_on`): under a flood tmux refills
+    /// the pipe while it is read, and each wait on the pane wakes once for
+    /// all a turn read, not once for each read. What was read before the
+    /// pipe ended goes on before its end.
+    pub(super) fn read_tap(&mut self, pane: &str, limit: usize) {
+        const READ: usize = 64 * 1024;
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.clear();
+        let mut ended = false;
+        while let Some(fd) = self
+            .taps
+            .get(pane)
+            .and_then(|t| t.fd.as_ref())
+            .map(AsRawFd::as_raw_fd)
+        {
+            if chunk.len() >= limit {
+                break;
+            }
+            let want = (limit - chunk.len()).min(READ);
+            chunk.reserve(want);
+            let spare = chunk.spare_capacity_mut();
+            // SAFETY: reading at most `want` bytes into spare capacity we
+            // own (reserved above) from a descriptor we own.
+            let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), want) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                match e.kind() {
+                    ErrorKind::WouldBlock => break,
+                    ErrorKind::Interrupted => continue,
+                    _ => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+            if n == 0 {
+                ended = true;
+                break;
+            }
+            // SAFETY: the read initialised `n` more bytes.
+            unsafe { chunk.set_len(chunk.len() + n as usize) };
+        }
+        let read = chunk.len();
+        let now = Instant::now();
+        let held = self
+            .taps
+            .get_mut(pane)
+            .filter(|_| !ended)
+            .and_then(|t| t.hold(&chunk, now).then(|| t.waits()));
+        let readers = match held {
+            Some(waits) => waits,
+            None => {
+                self.pass_held(pane);
+                if read > 0 {
+                    self.pass_on(pane, &chunk)
+                } else {
+                    0
+                }
+            }
+        };
+        // (Kept, with its room, for the next turn.)
+        if chunk.capacity() <= 2 * READ_PER_TURN {
+            self.chunk = chunk;
+        }
+        if ended {
+            return self.end_tap(pane, EndReason::Closed);
+        }
+        if let Some(t) = self.taps.get_mut(pane) {
+            t.read(read, readers);
+        }
+    }
+
+    /// Pass on what was held of the pane's flood (see `Tap::hold`):
+    /// before anything else of it, before a wait joins it, a sync is
+    /// answered or it ends.
+    pub(super) fn pass_held(&mut self, pane: &str) {
+        if let Some(held) = self.taps.get_mut(pane).and_then(Tap::take_held) {
+            self.pass_on(pane, &held);
+            if let Some(t) = self.taps.get_mut(pane) {
+                t.held_back(held);
+            }
+        }
+    }
+
+    /// Pass on what panes held once their pause is over and the pipe has
+    /// nothing more: the flood stopped.
+    pub(super) fn pass_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<String> = self
+            .taps
+            .iter()
+            .filter(|(_, t)| {
+                t.held_due(now)
+                    && t.fd
+                        .as_ref()
+                        .is_none_or(|fd| bytes_waiting(fd.as_raw_fd()) == 0)
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in due {
+            self.pass_held(&p);
+        }
+    }
+
+    /// `data`, what was read of `pane`'s stream: to every wait on it, in
+    /// pieces of at most [`PIECE`] (see [`Hub::fan_out`]).
+    pub(super) fn pass_on(&mut self, pane: &str, data: &[u8]) -> usize {
+        let mut waits = 0;
+        for piece in data.chunks(PIECE) {
+            waits = self.fan_out(pane, piece);
+        }
+        waits
+    }
+
     /// `data`, the next chunk of `pane`'s stream: to every wait on it.
     /// Each wait that said which lines it can use, and has had its first
     /// `SIEVE_AFTER` bytes whole, gets it sieved when the pane's sieve
     /// finds a run none of them can use (one search for all of them).
-    pub(super) fn fan_out(&mut self, pane: &str, data: &[u8]) -> usize {
+    fn fan_out(&mut self, pane: &str, data: &[u8]) -> usize {
         let waits = self.router.data(pane, data).to_vec();
         let Some(tap) = self.taps.get_mut(pane) else {
             return waits.len();
@@ -114,9 +240,9 @@ impl Hub {
             .map(|fd| bytes_waiting(fd.as_raw_fd()))
             .unwrap_or(0);
         if held > 0 {
-            let mut buf = vec![0u8; 64 * 1024];
-            self.read_tap(&pane, held, &mut buf);
+            self.read_tap(&pane, held);
         }
+        self.pass_held(&pane);
         if let Some(c) = self.conns.get_mut(&id) {
             c.push(&Frame::Synced(n));
         }
