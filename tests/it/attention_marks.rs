@@ -1,6 +1,6 @@
 //! The plugin's marks in ordinary use, through a person's real client
 //! (inside an outer tmux): an exited pane is marked and can be jumped to;
-//! new windows are no news; a question asked under the person's eyes is
+//! new windows are no news, unless their program ends or asks at once; a question asked under the person's eyes is
 //! marked once they leave it unanswered; a pane beside the person's in a
 //! split is marked; a reload of the config keeps every hook, the user's
 //! and the plugin's.
@@ -71,7 +71,7 @@ fn an_exited_pane_is_marked_told_listed_and_jumped_to() {
         ])
         .trim()
         .to_owned();
-    s.wait_until(&p, "the watch to read the pane", || s.pane_piped(&p));
+    s.wait_until(&p, "the watch to arm", || s.pane_watched(&p));
     s.tmux(&["wait-for", "-S", &chan]);
     s.wait_until(&p, "the mark", || segment(&s) == "⚑1 main:1 exited");
     assert_eq!(
@@ -107,7 +107,7 @@ fn an_exited_pane_is_marked_told_listed_and_jumped_to() {
         ])
         .trim()
         .to_owned();
-    s.wait_until(&q, "the watch to read the pane", || s.pane_piped(&q));
+    s.wait_until(&q, "the watch to arm", || s.pane_watched(&q));
     s.tmux(&["wait-for", "-S", &chan]);
     s.wait_until(&q, "the mark", || segment(&s) == "⚑1 main:2 exited");
     s.tmux(&[
@@ -119,6 +119,53 @@ fn an_exited_pane_is_marked_told_listed_and_jumped_to() {
     s.wait_for_prompt(&q);
     s.wait_until(&q, "the mark to go", || segment(&s).is_empty());
     assert_eq!(pane_opt(&s, &q, "@tmux-wait-attention-mark"), "");
+}
+
+/// A window made while attention watches, whose program ends or asks
+/// before the watch has looked at it even once: that is news too (a build
+/// that fails at once, `ssh` at its password). Old panes found that way
+/// are where they stand; a new one was just made.
+#[test]
+fn a_new_window_that_ends_or_asks_at_once_is_marked() {
+    let (s, _person) = watched("set -g remain-on-exit on");
+    let new = |cmd: &str| {
+        s.tmux(&["new-window", "-d", "-P", "-F", "#{pane_id}", cmd])
+            .trim()
+            .to_owned()
+    };
+    // The watch is held (SIGSTOP) while both happen, so that they come
+    // before its first look.
+    let watch = opt(&s, &["-g", "@tmux-wait-attention-pid"]);
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &watch])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig} {watch}");
+    };
+    signal("-STOP");
+    let ended = new("exit 5");
+    let asks = new("python3 -c 'import getpass; getpass.getpass(\"Passphrase: \")'");
+    s.wait_until(&ended, "the program to end", || {
+        s.tmux(&["display-message", "-p", "-t", &ended, "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
+    s.wait_until(&asks, "the question", || {
+        s.capture(&asks).contains("Passphrase:")
+    });
+    signal("-CONT");
+    let window_mark = |p: &str| opt(&s, &["-w", "-t", p, "@tmux-wait-attention-window"]);
+    s.wait_until(&ended, "the exit's mark", || {
+        window_mark(&ended) == "exited"
+    });
+    s.wait_until(&asks, "the question's mark", || {
+        window_mark(&asks) == "asking"
+    });
+    wait_told(&s, |m| m.contains(&format!("{ended} exited")));
+    wait_told(&s, |m| m.contains(&format!("{asks} asking")));
+    assert!(s.pane_watched(&asks));
 }
 
 #[test]
@@ -140,9 +187,7 @@ fn new_windows_are_not_marked_and_a_command_after_is() {
     });
     // A command in one of them ends off screen: that is news, and the only
     // news.
-    s.wait_until(&panes[2], "the watch to read the pane", || {
-        s.pane_piped(&panes[2])
-    });
+    s.wait_until(&panes[2], "the watch to arm", || s.pane_watched(&panes[2]));
     s.type_line(&panes[2], "true");
     s.wait_until(&panes[2], "its mark", || segment(&s) == "⚑1 main:3 prompt");
     // (Told right after the mark is set.)
@@ -258,7 +303,7 @@ fn reloading_the_config_keeps_every_hook_the_users_and_ours() {
     let person = OuterClient::attach(&s, "main");
     person.press_a_key(&s);
     let b = s.split();
-    s.wait_until(&b, "the watch to read the pane", || s.pane_piped(&b));
+    s.wait_until(&b, "the watch to arm", || s.pane_watched(&b));
     s.type_line(&b, "true");
     s.wait_until(&b, "the mark", || segment(&s) == "⚑1 main:0 prompt");
     s.tmux(&["select-pane", "-t", &b]);

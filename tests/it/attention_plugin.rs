@@ -144,10 +144,12 @@ fn marks_the_status_line_and_the_window_and_the_jump_key_goes_there() {
         s.tmux(&["show-messages"]).contains("no pane needs you")
     });
     // Off again: the segment is empty, the process gone, no hook left.
+    assert!(s.pane_watched(&s.pane));
     person.prefixed(&s, "A");
     s.wait_until(&s.pane, "attention off", || {
         opt(&s, &["-g", "@tmux-wait-attention-pid"]).is_empty()
     });
+    assert!(!s.pane_watched(&s.pane), "the watch's pane option is left");
     for hook in [
         "after-select-pane",
         "session-window-changed",

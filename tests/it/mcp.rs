@@ -920,11 +920,11 @@ async fn waits_on_one_cursor_take_turns() {
     let (l1, l2) = (lines(&first), lines(&second));
     assert!(
         l1.contains(&"TURN_1".to_owned()) && !l1.contains(&"TURN_2".to_owned()),
-        "{l1:?}"
+        "{first}"
     );
     assert!(
         l2.contains(&"TURN_2".to_owned()) && !l2.contains(&"TURN_1".to_owned()),
-        "{l2:?}"
+        "{second}"
     );
     Arc::try_unwrap(mcp).ok().unwrap().close().await;
     server.wait_no_helpers();

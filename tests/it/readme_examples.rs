@@ -520,7 +520,7 @@ fn the_readmes_status_lines_work_before_or_after_the_plugin() {
             .trim()
             .to_owned();
         s.wait_for_prompt(&p);
-        s.wait_until(&p, "the watch to read the pane", || s.pane_piped(&p));
+        s.wait_until(&p, "the watch to arm", || s.pane_watched(&p));
         s.tmux(&["select-window", "-t", ":0"]);
         s.type_line(&p, "true");
         let at = if plugin_first { "after" } else { "before" };

@@ -600,6 +600,12 @@ impl PaneWatch {
                     m.starting(!look.editor_reading);
                 }
                 out.push(Out::Armed);
+                // A pane made after the watch began whose program asks
+                // before the first look (`new-window 'ssh host'` at its
+                // password): the question is news, not where it stood.
+                if self.late && m.status.state == State::Asking {
+                    out.push(Out::Change(m.event(What::State(State::Asking), None)));
+                }
                 self.machine = Some(m);
             }
             Some(m) => {

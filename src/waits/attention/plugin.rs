@@ -36,6 +36,7 @@ use hooks::{add_hooks, remove_hooks};
 pub use marks::{STATUS, WINDOW, menu_items, visit};
 use marks::{
     clear_all, clear_session, mark, mark_of, on_screen, outlasts_a_visit, refresh, reword, unmark,
+    unwatch_all, watched,
 };
 pub use menu::menu;
 pub use remote::go;
@@ -134,6 +135,8 @@ fn stop(socket: &Socket, pid: u32) {
     );
     let _ = lock_beside_socket(socket, LOCK, true, Instant::now() + Duration::from_secs(3));
     if option(socket, PID).trim() == pid.to_string() {
+        // (It ended without its own clearing up.)
+        unwatch_all(socket);
         let _ = socket.run(["set-option", "-gqu", PID, ";", "set-option", "-gqu", SCOPE]);
     }
 }
@@ -253,6 +256,7 @@ pub fn serve(socket: &Socket) -> Result<()> {
     // Ours only: a restarted process puts them back.
     remove_hooks(socket);
     if option(socket, PID).trim() == me {
+        unwatch_all(socket);
         let _ = socket.run(["set-option", "-gqu", PID, ";", "set-option", "-gqu", SCOPE]);
     }
     match ended {
@@ -324,6 +328,8 @@ fn watch(
         profiles,
     )?;
     let opts = notify::Options::read(socket);
+    // The panes armed before every pane is: said together.
+    let mut arming: Option<Vec<String>> = Some(Vec::new());
     loop {
         let Some(ev) = w.next(Instant::now() + Duration::from_secs(86_400))? else {
             continue;
@@ -364,6 +370,12 @@ fn watch(
                 // new pane's own exit, marked before its watch was armed,
                 // stays.)
                 let e = &w.entries[i];
+                if !offs.contains(&e.row.session_id) {
+                    match &mut arming {
+                        Some(panes) => panes.push(e.row.pane_id.clone()),
+                        None => watched(socket, std::slice::from_ref(&e.row.pane_id)),
+                    }
+                }
                 if e.respawned
                     && let Some((m, _)) = mark_of(socket, &e.row.pane_id)
                     && m == What::State(State::Exited).as_str()
@@ -373,6 +385,7 @@ fn watch(
                 }
             }
             Event::AllArmed => {
+                watched(socket, &arming.take().unwrap_or_default());
                 socket.run(["set-option", "-gq", SCOPE, sig])?;
             }
         }

@@ -454,6 +454,20 @@ impl TestServer {
             == "1"
     }
 
+    /// Whether the plugin's attention watch knows where `pane` stands (its
+    /// changes from now on are marked). Its pipe comes before that.
+    pub fn pane_watched(&self, pane: &str) -> bool {
+        self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{@tmux-wait-attention-watched}",
+        ])
+        .trim()
+            == "1"
+    }
+
     /// Waits connected to this server's hub (every wait that reads a pane
     /// goes through it). The kernel lists each socket the hub accepted
     /// under the hub's path, as it lists the listening one.

@@ -142,7 +142,15 @@ impl PaneWatch {
             .machine
             .get_or_insert_with(|| Machine::new(working(None), Epoch::default(), now, true));
         if let Some(c) = m.exited(dead, status, now) {
-            out.push(if armed { Out::Change(c) } else { Out::Armed });
+            // A pane made after the watch began that ends before its first
+            // look: its end is news (a new window's build that failed at
+            // once), where an old pane found ended is where it stands.
+            if !armed {
+                out.push(Out::Armed);
+            }
+            if armed || self.late {
+                out.push(Out::Change(c));
+            }
         }
         out.push(Out::Gone);
     }

@@ -32,6 +32,9 @@ pub const WINDOW: &str = "@tmux-wait-attention-window";
 pub const STATUS: &str = "@tmux_wait_attention";
 /// Set while some pane is marked or held: the visit hooks run only then.
 pub(super) const VISIT: &str = "@tmux-wait-attention-visit";
+/// Set on a pane once the watch knows where it stands: its changes from
+/// then on are marked (a format can show it; the tests wait for it).
+const WATCHED: &str = "@tmux-wait-attention-watched";
 
 /// A marked (or held) pane, as the options say.
 #[derive(Debug, Clone)]
@@ -167,6 +170,43 @@ pub(super) fn unmark(socket: &Socket, panes: &[String]) {
             }
             args.extend(["set-option", "-pqu", "-t", p, o].map(String::from));
         }
+    }
+    if !args.is_empty() {
+        let _ = socket.run(&args);
+    }
+}
+
+/// `panes` are watched now (one command list).
+pub(super) fn watched(socket: &Socket, panes: &[String]) {
+    set_each(socket, panes, &["set-option", "-pq"], WATCHED, Some("1"));
+}
+
+/// No pane is watched any more: the process watching them ends.
+pub(super) fn unwatch_all(socket: &Socket) {
+    let panes: Vec<String> = socket
+        .run([
+            "list-panes",
+            "-a",
+            "-F",
+            &format!("#{{?{WATCHED},#{{pane_id}},}}"),
+        ])
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    set_each(socket, &panes, &["set-option", "-pqu"], WATCHED, None);
+}
+
+/// `head -t PANE option [value]` for each of `panes`, in one command list.
+fn set_each(socket: &Socket, panes: &[String], head: &[&str], option: &str, value: Option<&str>) {
+    let mut args: Vec<&str> = Vec::new();
+    for p in panes {
+        if !args.is_empty() {
+            args.push(";");
+        }
+        args.extend(head);
+        args.extend(["-t", p, option]);
+        args.extend(value);
     }
     if !args.is_empty() {
         let _ = socket.run(&args);
@@ -361,6 +401,7 @@ pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
 pub(super) fn clear_all(socket: &Socket) {
     let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
     unmark(socket, &panes);
+    unwatch_all(socket);
     super::remote::clear(socket);
     refresh(socket);
 }
@@ -371,5 +412,6 @@ pub(super) fn clear_session(socket: &Socket, session: &str) {
         .run(["list-panes", "-s", "-t", session, "-F", "#{pane_id}"])
         .unwrap_or_default();
     unmark(socket, &panes);
+    set_each(socket, &panes, &["set-option", "-pqu"], WATCHED, None);
     refresh(socket);
 }
