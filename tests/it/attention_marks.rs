@@ -136,15 +136,7 @@ fn a_new_window_that_ends_or_asks_at_once_is_marked() {
     // The watch is held (SIGSTOP) while both happen, so that they come
     // before its first look.
     let watch = opt(&s, &["-g", "@tmux-wait-attention-pid"]);
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, &watch])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "kill {sig} {watch}");
-    };
-    signal("-STOP");
+    signal(&watch, "STOP");
     let ended = new("exit 5");
     let asks = new("python3 -c 'import getpass; getpass.getpass(\"Passphrase: \")'");
     s.wait_until(&ended, "the program to end", || {
@@ -155,7 +147,7 @@ fn a_new_window_that_ends_or_asks_at_once_is_marked() {
     s.wait_until(&asks, "the question", || {
         s.capture(&asks).contains("Passphrase:")
     });
-    signal("-CONT");
+    signal(&watch, "CONT");
     let window_mark = |p: &str| opt(&s, &["-w", "-t", p, "@tmux-wait-attention-window"]);
     s.wait_until(&ended, "the exit's mark", || {
         window_mark(&ended) == "exited"

@@ -3,7 +3,7 @@
 //! `output`, cursors, clipping, saving, trimmed history, program prompts
 //! and unsubmitted input.
 
-use crate::common::{Finished, Options, TestServer, run_bounded, unique};
+use crate::common::{Finished, Options, TestServer, done, run_bounded, unique};
 use serde_json::Value;
 
 fn run(s: &TestServer, args: &[&str]) -> Finished {
@@ -559,6 +559,55 @@ fn unsubmitted_text_is_reported_and_never_typed_over() {
     let (v, c) = run_json(&s, &["--force"], "echo forced");
     assert_eq!(c, Some(0), "{v}");
     assert_eq!(lines(&v, "output"), ["forced"]);
+}
+
+/// Text typed at the prompt and submitted while an `--until` wait runs:
+/// the command it starts is followed to the pattern (the submission is no
+/// answer to `--until`).
+#[test]
+fn until_waits_past_the_submission_of_typed_text() {
+    let s = TestServer::new();
+    let go = unique("go");
+    let ready = unique("ready");
+    s.tmux(&[
+        "send-keys",
+        "-t",
+        &s.pane,
+        "-l",
+        &format!("tmux wait-for {go}; echo UN''TIL_3"),
+    ]);
+    s.wait_until(&s.pane, "the typed text", || {
+        s.capture(&s.pane).contains("echo UN''TIL_3")
+    });
+    let w = s.spawn(&[
+        "output", "-t", &s.pane, "--until", "UNTIL_", "--json", "--ready", &ready,
+    ]);
+    s.tmux(&["wait-for", &ready]);
+    s.tmux(&["send-keys", "-t", &s.pane, "Enter"]);
+    s.wait_for_command(&s.pane, "tmux");
+    s.tmux(&["wait-for", "-S", &go]);
+    let v = done(w).json();
+    assert_eq!(v["reason"], "until", "{v}");
+    assert_eq!(lines(&v, "lines"), ["UNTIL_3"], "{v}");
+    assert_eq!(v["input_outcome"], "submitted", "{v}");
+}
+
+/// Typed text erased while a wait runs: the wait says so when it goes.
+#[test]
+fn typed_text_erased_is_said() {
+    let s = TestServer::new();
+    let ready = unique("ready");
+    s.tmux(&["send-keys", "-t", &s.pane, "-l", "echo never"]);
+    s.wait_until(&s.pane, "the typed text", || {
+        s.capture(&s.pane).contains("$ echo never")
+    });
+    let w = s.spawn(&["output", "-t", &s.pane, "--json", "--ready", &ready]);
+    s.tmux(&["wait-for", &ready]);
+    s.tmux(&["send-keys", "-t", &s.pane, "C-u"]);
+    let v = done(w).json();
+    assert_eq!(v["input_outcome"], "erased", "{v}");
+    assert_eq!(v["unsubmitted_input"], "$ echo never", "{v}");
+    assert_eq!(lines(&v, "lines"), Vec::<String>::new(), "{v}");
 }
 
 #[test]

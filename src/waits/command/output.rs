@@ -266,6 +266,11 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
                     let partial = t.has_partial().then(|| t.current_line());
                     if f.until_hit || until_in(partial.as_deref()) {
                         decided = Some(Decision::Until);
+                    } else if matches!(decided, Some(Decision::Output)) {
+                        // Text typed at the prompt was submitted (or
+                        // erased): the command it starts may print what
+                        // was asked for; that is no answer yet.
+                        decided = None;
                     }
                 } else if decided.is_none()
                     && (f.has_output()
@@ -497,7 +502,11 @@ impl StateCheck<'_> {
                 *self.input_outcome = Some(InputOutcome::Submitted);
             } else {
                 let (b, a) = t.split_at_cursor();
-                if shell::unsubmitted_text(&b, &a).is_none() {
+                // (A line with nothing at all is the one after the typed
+                // line's line feed: the shell has not said yet that it
+                // took the line; erasing leaves the prompt.)
+                let left_the_line = b.trim().is_empty() && a.trim().is_empty();
+                if shell::unsubmitted_text(&b, &a).is_none() && !left_the_line {
                     *self.input_outcome = Some(InputOutcome::Erased);
                 }
             }
