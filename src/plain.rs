@@ -30,6 +30,51 @@ pub fn bare_lines(bytes: &[u8]) -> (usize, usize) {
     }
 }
 
+/// The text of a line (without its `\r\n`) as a terminal shows it, when
+/// it is printable ASCII with colours (`ESC [ ... m`) and erasing right of
+/// the cursor (`ESC [ K`) between, and at its start carriage returns or an
+/// erase of the whole line (which, on an empty line, do nothing): appended
+/// to `text`. False for anything else (`text` then holds a part).
+pub fn styled_line_text(line: &[u8], text: &mut Vec<u8>) -> bool {
+    text.reserve(line.len());
+    let base = text.len();
+    let mut j = 0;
+    while j < line.len() {
+        let b = line[j];
+        if (0x20..0x7f).contains(&b) {
+            // A run of printable bytes at once.
+            let run = printable_prefix(&line[j..]);
+            text.extend_from_slice(&line[j..j + run]);
+            j += run;
+            continue;
+        }
+        let empty = text.len() == base;
+        if b == b'\r' && empty {
+            j += 1;
+            continue;
+        }
+        if b != 0x1b || line.get(j + 1) != Some(&b'[') {
+            return false;
+        }
+        let Some(params_end) = line[j + 2..]
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b';' | b':'))
+            .map(|k| j + 2 + k)
+        else {
+            return false;
+        };
+        let params = &line[j + 2..params_end];
+        match line[params_end] {
+            b'm' => {}
+            b'K' if params.is_empty() || params == b"0" => {}
+            b'K' if empty && (params == b"1" || params == b"2") => {}
+            _ => return false,
+        }
+        j = params_end + 1;
+    }
+    true
+}
+
 /// How many bytes at the start of `bytes` are printable ASCII (0x20 to
 /// 0x7e), looked at eight at a time: per byte, its high bit, and the high
 /// bits of its low seven bits plus 0x60 (set from 0x20 on) and plus 0x01

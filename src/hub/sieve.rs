@@ -16,13 +16,15 @@
 //! ended by `\r\n`, starting at a line's start where a VT parser stands in
 //! its ground state (as the tracker's own bulk path requires), that no
 //! wanted pattern touches, and not among the last `keep` lines of the
-//! chunk (a wait's tail of what it saw, and its transcript). Escape
-//! sequences, UTF-8 and other controls are never left out: they move
-//! cursors and screens, and are the prompts, questions and marks that
-//! waits and attention judge.
+//! chunk (a wait's tail of what it saw, and its transcript). Lines with
+//! colours and erases to their end (a compiler's, a test runner's) are
+//! such lines too, searched as they show (`plain::styled_line_text`, as
+//! the tracker's bulk path reads them). Other escape sequences, UTF-8 and
+//! other controls are never left out: they move cursors and screens, and
+//! are the prompts, questions and marks that waits and attention judge.
 
 use super::protocol::{Sieved, Wants};
-use crate::plain::{bare_lines, ends_in_ground, start_of_last_lines};
+use crate::plain::{bare_lines, ends_in_ground, start_of_last_lines, styled_line_text};
 
 /// Bytes a wait is sent whole before its chunks are sieved: its tracker
 /// takes as much in before it leaves lines out itself, so a wait for the
@@ -135,8 +137,16 @@ impl Sieve {
         if end <= from + MIN_RUN {
             return None;
         }
-        let (len, _) = bare_lines(&chunk[from..end]);
-        let run = &chunk[from..from + len];
+        let region = &chunk[from..end];
+        let (len, _) = bare_lines(region);
+        // A line with colours (compilers, test runners): from here on,
+        // lines are read as they show.
+        let stop = &region[len..];
+        let stop = &stop[..memchr::memchr(b'\n', stop).unwrap_or(stop.len())];
+        if memchr::memchr(0x1b, stop).is_some() {
+            return styled_cut(re, region, from);
+        }
+        let run = &region[..len];
         // Up to the line a pattern hits first.
         let len = match re.find(run) {
             Some(m) => memchr::memrchr(b'\n', &run[..m.start()]).map_or(0, |p| p + 1),
@@ -188,6 +198,47 @@ impl Sieve {
     }
 }
 
+/// [`Sieve::cut`] for a run with colours: its lines as the tracker's bulk
+/// path takes them (`styled_line_text`), searched as they show, up to the
+/// line a pattern hits first. `region` starts at a line's start in ground,
+/// `at` bytes into the chunk.
+fn styled_cut(re: &regex::bytes::Regex, region: &[u8], at: usize) -> Option<Cut> {
+    // The lines' text, each ended by `\r\n` (as the regex expects), and
+    // where each line ends in `region` and in the text.
+    let mut text = Vec::with_capacity(region.len());
+    let mut ends: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    while let Some(lf) = memchr::memchr(b'\n', &region[start..]) {
+        let line = &region[start..start + lf + 1];
+        let before = text.len();
+        if line.len() < 2
+            || line[line.len() - 2] != b'\r'
+            || !styled_line_text(&line[..line.len() - 2], &mut text)
+        {
+            text.truncate(before);
+            break;
+        }
+        text.extend_from_slice(b"\r\n");
+        start += line.len();
+        ends.push((start, text.len()));
+    }
+    // The lines before the first one a pattern hits.
+    let lines = match re.find(&text) {
+        Some(m) => ends.partition_point(|&(_, t)| t <= m.start()),
+        None => ends.len(),
+    };
+    let (len, shown) = ends[..lines].last().copied().unwrap_or((0, 0));
+    if len < MIN_RUN {
+        return None;
+    }
+    Some(Cut {
+        from: at,
+        to: at + len,
+        lines: lines as u64,
+        text: (shown - 2 * lines) as u64,
+    })
+}
+
 /// One regex hitting what any of `key`'s hits, in the tracker's mode
 /// (multi-line, `\r\n` line ends); None when there is none, or it cannot
 /// be built (nothing is sieved then).
@@ -230,6 +281,40 @@ mod tests {
         (from..to)
             .flat_map(|i| format!("{i}\r\n").into_bytes())
             .collect()
+    }
+
+    fn coloured(from: usize, to: usize) -> Vec<u8> {
+        (from..to)
+            .flat_map(|i| format!("\x1b[32m{i}\x1b[0m ok\x1b[K\r\n").into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn coloured_lines_are_cut_and_searched_as_they_show() {
+        let mut s = Sieve::default();
+        s.set_wants([wants("ERROR", 2)].iter());
+        let mut chunk = coloured(0, 300);
+        let c = s.cut(&chunk).expect("cut");
+        assert_eq!(c.from, coloured(0, 1).len());
+        assert_eq!(&chunk[c.to..], &coloured(298, 300)[..]);
+        assert_eq!(c.lines, 297);
+        let shown: usize = (1..298).map(|i| format!("{i} ok").len()).sum();
+        assert_eq!(c.text, shown as u64);
+        // A hit split by colours ends the run before its line.
+        let at = chunk.len();
+        chunk.extend_from_slice(b"\x1b[31mER\x1b[1mROR\x1b[0m: 1\r\n");
+        chunk.extend_from_slice(&coloured(300, 400));
+        let c = s.cut(&chunk).expect("cut");
+        assert_eq!(c.to, at);
+        // So does a line the tracker would not take in bulk (a cursor
+        // move, a bare carriage return, a colour cut off).
+        for odd in [&b"\x1b[H1\r\n"[..], b"12\r34\r\n", b"1\x1b[3\r\n"] {
+            let mut chunk = coloured(0, 100);
+            let at = chunk.len();
+            chunk.extend_from_slice(odd);
+            chunk.extend_from_slice(&coloured(100, 300));
+            assert_eq!(s.cut(&chunk).expect("cut").to, at, "{odd:?}");
+        }
     }
 
     #[test]
@@ -278,14 +363,14 @@ mod tests {
     fn only_plain_lines_in_ground_are_cut() {
         let mut s = Sieve::default();
         s.set_wants([wants("NEVER", 0)].iter());
-        // An escape sequence ends the run; the lines after it are another
-        // chunk's business.
+        // An escape sequence other than colours ends the run; the lines
+        // after it are another chunk's business.
         let mut chunk = lines(0, 500);
-        chunk.extend_from_slice(b"\x1b[31mred\x1b[0m\r\n");
+        chunk.extend_from_slice(b"\x1b[2Jcleared\r\n");
         chunk.extend(lines(500, 1000));
         let c = s.cut(&chunk).expect("cut");
         assert!(chunk[c.from..c.to].iter().all(|&b| b != 0x1b));
-        assert_eq!(&chunk[c.to..c.to + 5], b"\x1b[31m");
+        assert_eq!(&chunk[c.to..c.to + 4], b"\x1b[2J");
         // A title left open: the parser is in a string, not in ground.
         s.advance(b"\x1b]0;title");
         assert_eq!(s.cut(&lines(0, 1000)), None);

@@ -445,3 +445,62 @@ fn fifty_waits_on_a_flood_each_get_their_line_with_most_of_it_left_out() {
         counts.len()
     );
 }
+
+/// The same with colours, as grep, compilers and test runners write
+/// them: each wait gets exactly its line (a pattern is matched against
+/// the line as it shows, colours apart), and a good part of the flood is
+/// left out of what each is sent (each chunk's last lines go whole, and
+/// with ten waits the hub passes on chunks as tmux writes them: a few
+/// kilobytes of 23-byte lines).
+#[test]
+fn waits_on_a_coloured_flood_get_their_line_with_most_of_it_left_out() {
+    let s = TestServer::new();
+    let log = s.dir().join("hub.log");
+    let mut first = s.tw();
+    first.env("TMUX_WAIT_HUB_LOG", &log);
+    let last = wait_line_with(&s, first, &s.pane, "^done [0-9]+$");
+    let numbers: Vec<u32> = (0..9).map(|i| 100_001 + i * 9_001).collect();
+    let waits: Vec<(String, Waiter)> = numbers
+        .iter()
+        .map(|n| (n.to_string(), wait_line(&s, &s.pane, &format!("^{n}$"))))
+        .collect();
+    s.type_line(
+        &s.pane,
+        "seq 1 200000 | grep --color=always '[0-9]*'; echo done 8",
+    );
+    for (line, w) in waits {
+        let v = w.finish(&s).json();
+        assert_eq!(v["matched_lines"], serde_json::json!([line]), "{v}");
+    }
+    let v = last.finish(&s).json();
+    assert_eq!(v["matched_lines"], serde_json::json!(["done 8"]), "{v}");
+    let tail: Vec<&str> = v["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (199_995..=200_000).map(|n| n.to_string()).collect();
+    assert!(
+        tail.windows(want.len()).any(|w| w == want),
+        "the flood's last lines in the tail: {tail:?}"
+    );
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.matches("left out").count() >= 10 || std::time::Instant::now() > end {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let sieved = text
+        .lines()
+        .filter_map(|l| l.split(": streamed ").nth(1))
+        .filter_map(|r| {
+            let (a, b) = r.split_once(", left out ")?;
+            Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?))
+        })
+        .filter(|(streamed, left)| *streamed > 1_000_000 && left * 5 > *streamed)
+        .count();
+    assert!(sieved >= 8, "waits sieved: {sieved}: {text}");
+}

@@ -18,7 +18,7 @@
 
 use super::*;
 pub(super) use crate::plain::ends_in_ground;
-use crate::plain::{bare_lines, printable_prefix, start_of_last_lines};
+use crate::plain::{bare_lines, printable_prefix, start_of_last_lines, styled_line_text};
 
 /// Bytes of plain lines a tracker takes in before it leaves out the lines
 /// a wait cannot use (see [`LineTracker::set_needed`]).
@@ -358,48 +358,9 @@ fn bare_line(line: &[u8]) -> Option<usize> {
 fn plain_line(line: &[u8], text: &mut String) -> bool {
     // Made as bytes, and made a string once (printable ASCII: always one).
     let mut bytes = std::mem::take(text).into_bytes();
-    let plain = plain_bytes(line, &mut bytes);
+    let plain = styled_line_text(line, &mut bytes);
     *text = String::from_utf8(bytes).unwrap_or_default();
     plain
-}
-
-/// [`plain_line`]'s bytes.
-fn plain_bytes(line: &[u8], text: &mut Vec<u8>) -> bool {
-    text.reserve(line.len());
-    let mut j = 0;
-    while j < line.len() {
-        let b = line[j];
-        if (0x20..0x7f).contains(&b) {
-            // A run of printable bytes at once.
-            let run = printable_prefix(&line[j..]);
-            text.extend_from_slice(&line[j..j + run]);
-            j += run;
-            continue;
-        }
-        if b == b'\r' && text.is_empty() {
-            j += 1;
-            continue;
-        }
-        if b != 0x1b || line.get(j + 1) != Some(&b'[') {
-            return false;
-        }
-        let Some(params_end) = line[j + 2..]
-            .iter()
-            .position(|b| !matches!(b, b'0'..=b'9' | b';' | b':'))
-            .map(|k| j + 2 + k)
-        else {
-            return false;
-        };
-        let params = &line[j + 2..params_end];
-        match line[params_end] {
-            b'm' => {}
-            b'K' if params.is_empty() || params == b"0" => {}
-            b'K' if text.is_empty() && (params == b"1" || params == b"2") => {}
-            _ => return false,
-        }
-        j = params_end + 1;
-    }
-    true
 }
 
 impl State {
