@@ -133,6 +133,14 @@ impl Sieve {
         if !ends_in_ground(&chunk[..from], self.ground) {
             return None;
         }
+        // The chunk's first line may begin a line being read (a prompt's
+        // mark) or a title: none then either.
+        if memchr::memchr(0x1b, &chunk[..from]).is_some() {
+            let (_, reading, in_title) = self.marks_after(&chunk[..from]);
+            if reading || in_title {
+                return None;
+            }
+        }
         let end = start_of_last_lines(chunk, self.keep);
         if end <= from + MIN_RUN {
             return None;
@@ -166,24 +174,29 @@ impl Sieve {
 
     /// The last marks in `chunk` of a line being read, and of a title.
     fn marks(&mut self, chunk: &[u8]) {
+        (self.osc133, self.reading, self.in_title) = self.marks_after(chunk);
+    }
+
+    /// What `osc133`, `reading` and `in_title` are after `chunk`.
+    fn marks_after(&self, chunk: &[u8]) -> (bool, bool, bool) {
+        let (mut osc133, mut reading, mut in_title) = (self.osc133, self.reading, self.in_title);
         let last = |pat: &[u8]| {
             memchr::memmem::rfind(chunk, pat).and_then(|i| Some((i, *chunk.get(i + pat.len())?)))
         };
         if let Some((_, m)) = last(b"\x1b]133;") {
-            self.osc133 = true;
-            self.reading = matches!(m, b'A' | b'B');
-        } else if !self.osc133
-            && let Some((_, m)) = last(b"\x1b[?2004")
-        {
-            self.reading = m == b'h';
+            osc133 = true;
+            reading = matches!(m, b'A' | b'B');
+        } else if !osc133 && let Some((_, m)) = last(b"\x1b[?2004") {
+            reading = m == b'h';
         }
         let opened = memchr::memmem::rfind(chunk, b"\x1bk");
         let closed = memchr::memmem::rfind(chunk, b"\x1b\\");
         match (opened, closed) {
-            (Some(o), c) if c.is_none_or(|c| c < o) => self.in_title = true,
-            (_, Some(_)) => self.in_title = false,
+            (Some(o), c) if c.is_none_or(|c| c < o) => in_title = true,
+            (_, Some(_)) => in_title = false,
             _ => {}
         }
+        (osc133, reading, in_title)
     }
 
     /// Take `chunk` in: where the stream stands after it.
@@ -391,6 +404,13 @@ mod tests {
         assert_eq!(s.cut(&lines(0, 1000)), None);
         s.advance(b"ls\r\n\x1b[?2004l\r");
         assert!(s.cut(&lines(0, 1000)).is_some());
+        // A prompt's mark in the chunk's first line: the lines after it
+        // may be typed.
+        let mut s = Sieve::default();
+        s.set_wants([wants("NEVER", 0)].iter());
+        let mut chunk = b"\x1b]133;A\x07$ \x1b]133;B\x07ls\r\n".to_vec();
+        chunk.extend(lines(0, 1000));
+        assert_eq!(s.cut(&chunk), None);
         // Inside screen's title: none.
         s.advance(b"\x1bkmy title");
         assert_eq!(s.cut(&lines(0, 1000)), None);

@@ -626,6 +626,10 @@ mod tests {
             b"\r\n",
             b"   \r\n",
             b"foo bar\r\n",
+            // Coloured as they show (the sieve reads them as text).
+            b"\x1b[32mok\x1b[0m done\x1b[K\r\n",
+            b"\x1b[1mx\x1b[m\r\n",
+            b"\x1b[2K\r[ 50%] fo\x1b[1mo\x1b[0m bar\r\n",
         ];
         let other: &[&[u8]] = &[
             b"a NEEDLE in it\r\n",
