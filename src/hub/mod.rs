@@ -47,7 +47,8 @@
 //! lines the wait can use (a regex, and how many last lines it keeps): the
 //! hub then searches each chunk once for all such waits on the pane and
 //! sends them `P` frames with the plain lines none of them can use left
-//! out (see `sieve`); `whole` takes that back.
+//! out, or `R` frames with a run of a screen redrawn in place left out
+//! (see `sieve`); `whole` takes that back.
 //!
 //! Lifetime: started detached by the first wait that finds none (one
 //! starter at a time under a lock beside the socket); one per server, kept
@@ -77,8 +78,9 @@ pub use feed::pipe_feed;
 pub use join::JoinPoint;
 pub use policy::{ENTRY_QUERIES, allowed, entry_queries};
 pub use protocol::{
-    Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, Sieved, WHOLE, Wants, encode_raw,
+    Decoder, EndReason, Entry, Frame, Framed, HELLO, MAX_FRAME, Request, Sieved, WHOLE, Wants,
+    encode_raw,
 };
 pub use server::serve;
-pub use sieve::{Cut, SIEVE_AFTER, Sieve};
+pub use sieve::{Cut, FrameRun, Framer, SIEVE_AFTER, Sieve};
 pub use tap::LONGEST_PAUSE;

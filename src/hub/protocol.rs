@@ -33,6 +33,11 @@ pub struct Wants {
     pub pattern: String,
     pub match_case: bool,
     pub keep: usize,
+    /// The wait's tracker is this many columns wide and takes a redrawn
+    /// screen's frames left out (see `sieve`): a hub before them ignores
+    /// it, and a wait before them never says it, so gets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<usize>,
 }
 
 impl Wants {
@@ -51,19 +56,39 @@ pub const WHOLE: &[u8] = b"whole\n";
 /// A chunk of the stream with a run of plain lines left out: `head`, then
 /// `lines` lines of printable ASCII each ended by `\r\n`, `text` bytes of
 /// it in all (their `\r\n` apart), that no pattern of the wait's
-/// [`Wants`] hits, then `tail`.
+/// [`Wants`] hits, then `tail`. With `frame`, the run left out is a screen
+/// redrawn in place instead (see [`Framed`]): `lines` line feeds and
+/// `text` characters written in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sieved {
     pub head: Vec<u8>,
     pub lines: u64,
     pub text: u64,
     pub tail: Vec<u8>,
+    pub frame: Option<Framed>,
+}
+
+/// A run of a screen redrawn in place, left out: it begins after a
+/// cursor move that leaves a line tracker on an empty line at column
+/// `from_cursor` (the last bytes of `head`), holds `bytes` bytes of
+/// printable text, colours, erases and cursor moves, and ends with a move
+/// that leaves it on an empty line at `cursor`, on a screen `width`
+/// columns wide; no line drawn in it is one the wait's [`Wants`] hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Framed {
+    pub bytes: u64,
+    pub from_cursor: u32,
+    pub cursor: u32,
+    pub width: u32,
 }
 
 impl Sieved {
     /// The bytes left out.
     pub fn skipped(&self) -> u64 {
-        self.text + 2 * self.lines
+        match self.frame {
+            Some(f) => f.bytes,
+            None => self.text + 2 * self.lines,
+        }
     }
 
     /// The chunk's length as tmux wrote it.
@@ -133,6 +158,7 @@ pub enum Frame {
 const TAG_ENTRY: u8 = b'E';
 const TAG_DATA: u8 = b'D';
 const TAG_SIEVED: u8 = b'P';
+const TAG_FRAMED: u8 = b'R';
 const TAG_SYNCED: u8 = b'S';
 const TAG_MARK: u8 = b'M';
 const TAG_END: u8 = b'X';
@@ -153,8 +179,21 @@ impl Frame {
                 p.extend_from_slice(&s.head);
                 p.extend_from_slice(&s.lines.to_be_bytes());
                 p.extend_from_slice(&s.text.to_be_bytes());
+                if let Some(f) = &s.frame {
+                    p.extend_from_slice(&f.bytes.to_be_bytes());
+                    for n in [f.from_cursor, f.cursor, f.width] {
+                        p.extend_from_slice(&n.to_be_bytes());
+                    }
+                }
                 p.extend_from_slice(&s.tail);
-                (TAG_SIEVED, p.into())
+                (
+                    if s.frame.is_some() {
+                        TAG_FRAMED
+                    } else {
+                        TAG_SIEVED
+                    },
+                    p.into(),
+                )
             }
             Frame::Synced(n) => (TAG_SYNCED, n.to_be_bytes().to_vec().into()),
             Frame::Mark(t) => (TAG_MARK, t.as_bytes().into()),
@@ -233,7 +272,12 @@ impl Decoder {
                 )
             }
             TAG_DATA => Frame::Data(payload.to_vec()),
-            TAG_SIEVED => Frame::Sieved(sieved(payload).ok_or_else(|| bad("a sieved chunk"))?),
+            TAG_SIEVED => {
+                Frame::Sieved(sieved(payload, false).ok_or_else(|| bad("a sieved chunk"))?)
+            }
+            TAG_FRAMED => {
+                Frame::Sieved(sieved(payload, true).ok_or_else(|| bad("a sieved chunk"))?)
+            }
             TAG_SYNCED => Frame::Synced(u64::from_be_bytes(
                 payload.try_into().map_err(|_| bad("a sync reply"))?,
             )),
@@ -252,17 +296,29 @@ impl Decoder {
     }
 }
 
-fn sieved(p: &[u8]) -> Option<Sieved> {
+fn sieved(p: &[u8], framed: bool) -> Option<Sieved> {
     let n = u32::from_be_bytes(p.get(..4)?.try_into().ok()?) as usize;
     let head = p.get(4..4 + n)?.to_vec();
     let rest = p.get(4 + n..)?;
-    let lines = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
-    let text = u64::from_be_bytes(rest.get(8..16)?.try_into().ok()?);
+    let u64_at = |i: usize| Some(u64::from_be_bytes(rest.get(i..i + 8)?.try_into().ok()?));
+    let u32_at = |i: usize| Some(u32::from_be_bytes(rest.get(i..i + 4)?.try_into().ok()?));
+    let (frame, tail) = if framed {
+        let f = Framed {
+            bytes: u64_at(16)?,
+            from_cursor: u32_at(24)?,
+            cursor: u32_at(28)?,
+            width: u32_at(32)?,
+        };
+        (Some(f), 36)
+    } else {
+        (None, 16)
+    };
     Some(Sieved {
         head,
-        lines,
-        text,
-        tail: rest[16..].to_vec(),
+        lines: u64_at(0)?,
+        text: u64_at(8)?,
+        tail: rest.get(tail..)?.to_vec(),
+        frame,
     })
 }
 
@@ -285,6 +341,19 @@ mod tests {
                 lines: 3,
                 text: 9,
                 tail: b"9\r\n$ ".to_vec(),
+                frame: None,
+            }),
+            Frame::Sieved(Sieved {
+                head: b"\x1b[H".to_vec(),
+                lines: 40,
+                text: 2000,
+                tail: b"\x1b[2Kdone\r\n".to_vec(),
+                frame: Some(Framed {
+                    bytes: 3000,
+                    from_cursor: 0,
+                    cursor: 4,
+                    width: 80,
+                }),
             }),
             Frame::Mark("abc".into()),
             Frame::End(EndReason::Closed),

@@ -10,6 +10,7 @@ use super::pipe::Started;
 use super::policy::{allowed, entry_queries, valid_pane};
 use super::protocol::{EndReason, Entry, Frame, HELLO, Request};
 use super::router::{Requested, Router, Sends};
+use super::sieve::Framer;
 use super::starts::{self, StartJob, Starts};
 use super::tap::Tap;
 use crate::error::{Error, Kind, Result};
@@ -50,7 +51,7 @@ const KEY_LISTENER: u64 = 0;
 const KEY_WAKE: u64 = 1;
 
 /// Run the server's hub until it is no longer needed.
-pub fn serve(socket: &Socket) -> Result<()> {
+pub fn serve(socket: &Socket, framer: Option<Framer>) -> Result<()> {
     // Detached and long-lived: keep no directory busy.
     let _ = std::env::set_current_dir("/");
     let path = super::path(socket)
@@ -92,7 +93,7 @@ pub fn serve(socket: &Socket) -> Result<()> {
             .map(|m| (m.dev(), m.ino()))
     };
     let mine = inode(&path);
-    let mut hub = Hub::new(socket)?;
+    let mut hub = Hub::new(socket, framer)?;
     // SIGTERM, SIGINT, SIGHUP: leave as when idle (pipes closed, socket
     // and lock file removed).
     {
@@ -150,6 +151,9 @@ struct Hub {
     dropped: super::dropped::Dropped,
     /// What a turn read from one pipe (see [`Hub::read_tap`]).
     chunk: Vec<u8>,
+    /// Finds the runs of a screen redrawn in place the sieve may leave
+    /// out (see `sieve`).
+    framer: Option<Framer>,
 }
 
 /// How long after closing a pane's pipe a "piped" answer is taken for our
@@ -157,7 +161,7 @@ struct Hub {
 const CLOSING: Duration = Duration::from_secs(1);
 
 impl Hub {
-    fn new(socket: &Socket) -> Result<Hub> {
+    fn new(socket: &Socket, framer: Option<Framer>) -> Result<Hub> {
         let feed_cmd = super::pipe::feed_command(socket)?;
         let (wake_r, wake_w) =
             UnixStream::pair().map_err(|e| Error::io("cannot set up the hub", e))?;
@@ -193,6 +197,7 @@ impl Hub {
             starts: Starts::default(),
             dropped: Default::default(),
             chunk: Vec::new(),
+            framer,
         })
     }
 
@@ -313,6 +318,9 @@ impl Hub {
                 at(t.live_since + FEED_WITHIN);
             }
             if let Some(until) = t.paused(now) {
+                at(until);
+            }
+            if let Some(until) = t.held_until() {
                 at(until);
             }
         }
@@ -494,7 +502,8 @@ impl Hub {
             Requested::Joined(sends) => return self.send(sends),
         }
         let token = crate::state::random_id();
-        self.taps.insert(req.pane.clone(), Tap::new(token.clone()));
+        self.taps
+            .insert(req.pane.clone(), Tap::new(token.clone(), self.framer));
         let mut queries = entry_queries(&req.pane);
         queries.extend(req.extra);
         self.starts.push(StartJob {

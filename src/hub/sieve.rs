@@ -22,8 +22,16 @@
 //! the tracker's bulk path reads them). Other escape sequences, UTF-8 and
 //! other controls are never left out: they move cursors and screens, and
 //! are the prompts, questions and marks that waits and attention judge.
+//!
+//! But for one kind of run: a screen redrawn in place (an agent's while it
+//! works), which the hub's caller hands it a line tracker to parse once
+//! for all the waits ([`Framer`], `engine::vt::frame_run`): such a run is
+//! left out of what two waits or more are sent when no line drawn in it is
+//! one a pattern hits, and a wait's tracker steps over it (see [`Framed`]).
+//! A line a pattern hits goes whole, and the runs after it are left out in
+//! turn: the hub asks the sieve again about the rest of the chunk.
 
-use super::protocol::{Sieved, Wants};
+use super::protocol::{Framed, Sieved, Wants};
 use crate::plain::{bare_lines, ends_in_ground, start_of_last_lines, styled_line_text};
 
 /// Bytes a wait is sent whole before its chunks are sieved: its tracker
@@ -32,15 +40,21 @@ use crate::plain::{bare_lines, ends_in_ground, start_of_last_lines, styled_line_
 pub const SIEVE_AFTER: u64 = 64 << 10;
 /// The shortest run worth a frame of its own.
 const MIN_RUN: usize = 1024;
+/// The last lines of a chunk kept whole after a run of a redrawn screen:
+/// the lines a wait keeps for its tail (`report::MAX_LINES`). The rest of
+/// what `keep` asks for is its transcript, which a row move ends anyway.
+const FRAME_KEEP: usize = crate::report::MAX_LINES;
 
 /// Where a chunk is cut: `from..to` is left out, `lines` lines holding
-/// `text` bytes of text.
+/// `text` bytes of text (or, with `frame`, a screen redrawn in place:
+/// see [`Framed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cut {
     pub from: usize,
     pub to: usize,
     pub lines: u64,
     pub text: u64,
+    pub frame: Option<Framed>,
 }
 
 impl Cut {
@@ -51,9 +65,32 @@ impl Cut {
             lines: self.lines,
             text: self.text,
             tail: chunk[self.to..].to_vec(),
+            frame: self.frame,
         }
     }
 }
+
+/// Where a screen redrawn in place may be left out of `bytes` (which
+/// start where a VT parser stands in ground): `start..head` is a cursor
+/// move after which a line tracker stands on an empty line at
+/// `from_cursor`; `head..to` draws no line the regex hits, in a screen
+/// `width` columns wide, and ends on an empty line at `cursor`, with
+/// `lines` line feeds and `text` characters written. Found by the line
+/// tracker (see `engine::vt::frame_run`), which the hub is given by the
+/// caller: the hub routes bytes and does not parse them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRun {
+    pub start: usize,
+    pub head: usize,
+    pub to: usize,
+    pub lines: u64,
+    pub text: u64,
+    pub from_cursor: usize,
+    pub cursor: usize,
+}
+
+/// Finds a [`FrameRun`] in `bytes`, for a screen `width` wide.
+pub type Framer = fn(&[u8], usize, &regex::bytes::Regex) -> Option<FrameRun>;
 
 /// One pane's sieve: where its stream stands, and the joined patterns.
 #[derive(Debug)]
@@ -74,10 +111,19 @@ pub struct Sieve {
     osc133: bool,
     /// Inside screen's `ESC k` title (ended by `ESC \`), not output.
     in_title: bool,
+    /// The stream last switched to the alternate screen (taken to be off
+    /// when the pipe began), where a tracker follows no line: no frames
+    /// are left out there.
+    alt: bool,
     /// The patterns the joined regex was built from, sorted.
     key: Vec<(String, bool)>,
     joined: Option<regex::bytes::Regex>,
     keep: usize,
+    /// Finds the runs of a screen redrawn in place, and the width every
+    /// wait sieved for has (None when they differ, or one of them takes
+    /// no frames).
+    framer: Option<Framer>,
+    width: Option<usize>,
 }
 
 impl Default for Sieve {
@@ -88,26 +134,48 @@ impl Default for Sieve {
             reading: false,
             osc133: false,
             in_title: false,
+            alt: false,
             key: Vec::new(),
             joined: None,
             keep: 0,
+            framer: None,
+            width: None,
         }
     }
 }
 
 impl Sieve {
+    /// A sieve that also leaves out runs of a screen redrawn in place,
+    /// found by `framer`.
+    pub fn new(framer: Option<Framer>) -> Sieve {
+        Sieve {
+            framer,
+            ..Sieve::default()
+        }
+    }
+
     /// The waits sieved for want these: one regex hits any line any of
     /// them hits (built again only when they changed).
     pub fn set_wants<'a>(&mut self, wants: impl Iterator<Item = &'a Wants>) {
         let mut keep = 0;
+        let mut widths = Vec::new();
         let mut key: Vec<(String, bool)> = wants
             .map(|w| {
                 keep = keep.max(w.keep);
+                widths.push(w.width);
                 (w.pattern.clone(), w.match_case)
             })
             .collect();
         key.sort();
         key.dedup();
+        // Frames for two waits or more: for one, the hub's parse would
+        // only stand in for its own.
+        let many = widths.len() > 1;
+        widths.dedup();
+        self.width = match widths[..] {
+            [Some(w)] if many => Some(w),
+            _ => None,
+        };
         self.keep = keep;
         if key != self.key {
             self.joined = join(&key);
@@ -123,6 +191,12 @@ impl Sieve {
         if self.reading || self.in_title {
             return None;
         }
+        self.line_cut(re, chunk)
+            .or_else(|| self.frame_cut(re, chunk))
+    }
+
+    /// A run of plain (or coloured) lines to leave out.
+    fn line_cut(&self, re: &regex::bytes::Regex, chunk: &[u8]) -> Option<Cut> {
         // A run starts at a line's start, in ground, after the chunk's
         // first line (which may end one begun before).
         let from = if self.line_start {
@@ -136,8 +210,8 @@ impl Sieve {
         // The chunk's first line may begin a line being read (a prompt's
         // mark) or a title: none then either.
         if memchr::memchr(0x1b, &chunk[..from]).is_some() {
-            let (_, reading, in_title) = self.marks_after(&chunk[..from]);
-            if reading || in_title {
+            let m = self.marks_after(&chunk[..from]);
+            if m.reading || m.in_title {
                 return None;
             }
         }
@@ -155,48 +229,122 @@ impl Sieve {
             return styled_cut(re, region, from);
         }
         let run = &region[..len];
-        // Up to the line a pattern hits first.
-        let len = match re.find(run) {
-            Some(m) => memchr::memrchr(b'\n', &run[..m.start()]).map_or(0, |p| p + 1),
-            None => len,
+        // Up to the line a pattern hits first; a run too short before it
+        // begins after that line instead (the lines hit go whole).
+        let cut = |start: usize, end: usize| {
+            let lines = memchr::memchr_iter(b'\n', &run[start..end]).count();
+            Cut {
+                from: from + start,
+                to: from + end,
+                lines: lines as u64,
+                text: (end - start - 2 * lines) as u64,
+                frame: None,
+            }
         };
-        if len < MIN_RUN {
+        let mut start = 0;
+        for m in re.find_iter(run) {
+            let line = memchr::memrchr(b'\n', &run[..m.start()]).map_or(0, |p| p + 1);
+            if line >= start + MIN_RUN {
+                return Some(cut(start, line));
+            }
+            let last = m.end().max(m.start() + 1) - 1;
+            let past = last + memchr::memchr(b'\n', run.get(last..)?)? + 1;
+            start = start.max(past);
+        }
+        (len >= start + MIN_RUN).then(|| cut(start, len))
+    }
+
+    /// A run of a screen redrawn in place to leave out (see [`FrameRun`]):
+    /// from the chunk's first cursor move home (or to a row's start), in
+    /// ground, with no line being read, to the last such move the framer
+    /// vouches for, before the chunk's last `keep` lines.
+    fn frame_cut(&self, re: &regex::bytes::Regex, chunk: &[u8]) -> Option<Cut> {
+        let (framer, width) = (self.framer?, self.width?);
+        if self.alt {
             return None;
         }
-        let lines = memchr::memchr_iter(b'\n', &run[..len]).count();
+        let end = start_of_last_lines(chunk, self.keep.min(FRAME_KEEP));
+        let run = framer(&chunk[..end], width, re)?;
+        if run.to < run.head + MIN_RUN || run.to > end || run.start > run.head {
+            return None;
+        }
+        // (The chunk may begin inside a sequence: what counts is that the
+        // parser is back in ground where the run's first move begins.)
+        if !ends_in_ground(&chunk[..run.start], self.ground) {
+            return None;
+        }
+        let m = self.marks_after(&chunk[..run.head]);
+        if m.reading || m.in_title || m.alt {
+            return None;
+        }
+        let narrow = |n: usize| u32::try_from(n).ok();
         Some(Cut {
-            from,
-            to: from + len,
-            lines: lines as u64,
-            text: (len - 2 * lines) as u64,
+            from: run.head,
+            to: run.to,
+            lines: run.lines,
+            text: run.text,
+            frame: Some(Framed {
+                bytes: (run.to - run.head) as u64,
+                from_cursor: narrow(run.from_cursor)?,
+                cursor: narrow(run.cursor)?,
+                width: narrow(width)?,
+            }),
         })
     }
 
-    /// The last marks in `chunk` of a line being read, and of a title.
+    /// The last marks in `chunk` of a line being read, of a title and of
+    /// the alternate screen.
     fn marks(&mut self, chunk: &[u8]) {
-        (self.osc133, self.reading, self.in_title) = self.marks_after(chunk);
+        let m = self.marks_after(chunk);
+        (self.osc133, self.reading, self.in_title, self.alt) =
+            (m.osc133, m.reading, m.in_title, m.alt);
     }
 
-    /// What `osc133`, `reading` and `in_title` are after `chunk`.
-    fn marks_after(&self, chunk: &[u8]) -> (bool, bool, bool) {
-        let (mut osc133, mut reading, mut in_title) = (self.osc133, self.reading, self.in_title);
-        let last = |pat: &[u8]| {
-            memchr::memmem::rfind(chunk, pat).and_then(|i| Some((i, *chunk.get(i + pat.len())?)))
+    /// Where the stream stands after `chunk`, as its marks say: the last
+    /// OSC 133 mark (or, with none ever, the last switch of bracketed
+    /// paste) says whether a line is read, the last `ESC k` or `ESC \\`
+    /// whether a title is open, the last switch of the alternate screen
+    /// (`CSI ? 1049`, `1047` or `47`, then `h` or `l`) whether it is on.
+    /// One pass over the chunk's escapes, from its end.
+    fn marks_after(&self, chunk: &[u8]) -> Marks {
+        let (mut osc133, mut paste, mut title, mut alt) = (None, None, None, None);
+        for i in memchr::memrchr_iter(0x1b, chunk) {
+            let rest = &chunk[i + 1..];
+            if osc133.is_none() && rest.starts_with(b"]133;") {
+                osc133 = Some(rest.get(5).copied());
+            } else if paste.is_none() && rest.starts_with(b"[?2004") {
+                paste = Some(rest.get(6).copied());
+            } else if title.is_none() && matches!(rest.first(), Some(b'k' | b'\\')) {
+                title = Some(rest[0] == b'k');
+            } else if alt.is_none() {
+                for mode in [&b"[?1049"[..], b"[?1047", b"[?47"] {
+                    if rest.starts_with(mode)
+                        && let Some(&m @ (b'h' | b'l')) = rest.get(mode.len())
+                    {
+                        alt = Some(m == b'h');
+                    }
+                }
+            }
+            if osc133.is_some() && paste.is_some() && title.is_some() && alt.is_some() {
+                break;
+            }
+        }
+        let mut m = Marks {
+            osc133: self.osc133,
+            reading: self.reading,
+            in_title: title.unwrap_or(self.in_title),
+            alt: alt.unwrap_or(self.alt),
         };
-        if let Some((_, m)) = last(b"\x1b]133;") {
-            osc133 = true;
-            reading = matches!(m, b'A' | b'B');
-        } else if !osc133 && let Some((_, m)) = last(b"\x1b[?2004") {
-            reading = m == b'h';
+        // (A mark cut off at the chunk's end is taken as none.)
+        if let Some(Some(b)) = osc133 {
+            m.osc133 = true;
+            m.reading = matches!(b, b'A' | b'B');
+        } else if !m.osc133
+            && let Some(Some(b)) = paste
+        {
+            m.reading = b == b'h';
         }
-        let opened = memchr::memmem::rfind(chunk, b"\x1bk");
-        let closed = memchr::memmem::rfind(chunk, b"\x1b\\");
-        match (opened, closed) {
-            (Some(o), c) if c.is_none_or(|c| c < o) => in_title = true,
-            (_, Some(_)) => in_title = false,
-            _ => {}
-        }
-        (osc133, reading, in_title)
+        m
     }
 
     /// Take `chunk` in: where the stream stands after it.
@@ -209,6 +357,14 @@ impl Sieve {
             }
         }
     }
+}
+
+/// What a sieve's marks say after a chunk (see [`Sieve::marks_after`]).
+struct Marks {
+    osc133: bool,
+    reading: bool,
+    in_title: bool,
+    alt: bool,
 }
 
 /// [`Sieve::cut`] for a run with colours: its lines as the tracker's bulk
@@ -235,21 +391,35 @@ fn styled_cut(re: &regex::bytes::Regex, region: &[u8], at: usize) -> Option<Cut>
         start += line.len();
         ends.push((start, text.len()));
     }
-    // The lines before the first one a pattern hits.
-    let lines = match re.find(&text) {
-        Some(m) => ends.partition_point(|&(_, t)| t <= m.start()),
-        None => ends.len(),
+    // The lines before the first one a pattern hits; a run too short
+    // before it begins after that line instead.
+    let cut = |a: usize, b: usize| {
+        let (from, shown_from) = if a == 0 { (0, 0) } else { ends[a - 1] };
+        let (to, shown_to) = ends[b - 1];
+        (to - from >= MIN_RUN).then(|| Cut {
+            from: at + from,
+            to: at + to,
+            lines: (b - a) as u64,
+            text: (shown_to - shown_from - 2 * (b - a)) as u64,
+            frame: None,
+        })
     };
-    let (len, shown) = ends[..lines].last().copied().unwrap_or((0, 0));
-    if len < MIN_RUN {
-        return None;
+    let mut first = 0;
+    for m in re.find_iter(&text) {
+        let hit = ends.partition_point(|&(_, t)| t <= m.start());
+        if hit > first
+            && let Some(c) = cut(first, hit)
+        {
+            return Some(c);
+        }
+        let last = m.end().max(m.start() + 1);
+        first = first.max(ends.partition_point(|&(_, t)| t < last) + 1);
     }
-    Some(Cut {
-        from: at,
-        to: at + len,
-        lines: lines as u64,
-        text: (shown - 2 * lines) as u64,
-    })
+    if first < ends.len() {
+        cut(first, ends.len())
+    } else {
+        None
+    }
 }
 
 /// One regex hitting what any of `key`'s hits, in the tracker's mode
@@ -287,6 +457,7 @@ mod tests {
             pattern: p.to_owned(),
             match_case: false,
             keep,
+            width: None,
         }
     }
 
@@ -319,6 +490,13 @@ mod tests {
         chunk.extend_from_slice(&coloured(300, 400));
         let c = s.cut(&chunk).expect("cut");
         assert_eq!(c.to, at);
+        // A hit in the first lines: the run begins after its line.
+        let mut early = coloured(0, 3);
+        early.extend_from_slice(b"\x1b[31mER\x1b[1mROR\x1b[0m: 1\r\n");
+        let after = early.len();
+        early.extend_from_slice(&coloured(3, 300));
+        let c = s.cut(&early).expect("cut");
+        assert_eq!((c.from, c.lines), (after, 297 - 2));
         // So does a line the tracker would not take in bulk (a cursor
         // move, a bare carriage return, a colour cut off).
         for odd in [&b"\x1b[H1\r\n"[..], b"12\r34\r\n", b"1\x1b[3\r\n"] {
@@ -353,8 +531,14 @@ mod tests {
         let c = s.cut(&chunk).expect("cut");
         assert_eq!(&chunk[c.to..c.to + 5], b"500\r\n");
         assert_eq!(c.lines, 499);
-        // A hit in the first lines: nothing worth cutting.
+        // A hit in the first lines: the run begins after its line (which
+        // goes whole, in the head).
         s.set_wants([wants("^3$", 0)].iter());
+        let c = s.cut(&chunk).expect("cut");
+        assert_eq!(&chunk[c.from - 3..c.from], b"3\r\n");
+        assert_eq!(c.to, chunk.len());
+        // Hits all through: nothing worth cutting.
+        s.set_wants([wants("0$", 0)].iter());
         assert_eq!(s.cut(&chunk), None);
         // Case as each wait asked.
         s.set_wants(
@@ -362,6 +546,7 @@ mod tests {
                 pattern: "x".into(),
                 match_case: true,
                 keep: 0,
+                width: None,
             }]
             .iter(),
         );

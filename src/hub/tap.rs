@@ -7,6 +7,14 @@ use std::time::{Duration, Instant};
 
 /// A read of at least this much means the pane is flooding.
 const FLOOD_READ: usize = 4096;
+/// A read at least this large found the pipe about as full as tmux fills
+/// it between two reads (at most 64 KiB, measured): more is likely
+/// waiting in tmux, and a long pause would slow the stream down. After
+/// such a read the pause is the shortest, [`PAUSE`]: a pause that grew
+/// with the waits made the wait for a flood's last line late by 0.5 to
+/// 0.9 s with ten waits on a redrawn screen (tmux's output to the pipe
+/// held back at 64 KiB per pause), and by 0.1 s on a flood of plain lines.
+const FULL_READ: usize = 48 << 10;
 /// How long a flooding pane's pipe is left alone after a read, for each
 /// wait on it up to four, then once more for every six waits past four,
 /// up to [`MOST_PAUSES`] times: all the waits on a flooding pane together
@@ -17,12 +25,14 @@ const MOST_PAUSES: u32 = 10;
 /// The longest a flooding pane's pipe is left alone: a wait on it sees a
 /// gap this long between two pieces of a flood that goes on.
 pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
-/// With this many waits on a flooding pane (where the pause stops
-/// growing), what its pipe gives is held and passed on at most every
-/// [`HOLD`] (or once the flood stops): each wait wakes a few dozen times
-/// a second, not a hundred, and tmux need not buffer the pipe as a longer
-/// pause would make it.
-const HOLD_FROM: usize = 28;
+/// With this many waits on a flooding pane, what its pipe gives is held
+/// and passed on at most every [`HOLD`] (or once the flood stops): each
+/// wait wakes a few dozen times a second, not hundreds, and the pipe is
+/// still read as fast as tmux fills it (a pause that long would make tmux
+/// buffer the pipe, and the stream fall behind). With ten waits on a flood
+/// of plain lines, holding took the producer's slowdown from +18 % to
+/// +10 %, and the wait for its last line was 8 ms late, not 100 ms.
+const HOLD_FROM: usize = 6;
 const HOLD: Duration = Duration::from_millis(25);
 /// Held past this much, it is passed on whatever the time.
 const HOLD_MOST: usize = 4 << 20;
@@ -50,22 +60,25 @@ pub(super) struct Tap {
     /// since when.
     held: Vec<u8>,
     held_since: Option<Instant>,
+    /// The last read found the pipe full ([`FULL_READ`]).
+    full: bool,
 }
 
 impl Tap {
-    pub(super) fn new(token: String) -> Tap {
+    pub(super) fn new(token: String, framer: Option<super::sieve::Framer>) -> Tap {
         Tap {
             token,
             fd: None,
             poll_key: 0,
             live_since: Instant::now(),
             paused_until: None,
-            sieve: Sieve::default(),
+            sieve: Sieve::new(framer),
             sieved: Vec::new(),
             sieve_stale: false,
             waits: 0,
             held: Vec::new(),
             held_since: None,
+            full: false,
         }
     }
 
@@ -105,8 +118,18 @@ impl Tap {
 
     /// Something is held, and the pause is over at `now` (with nothing
     /// more to read, it is passed on then).
+    /// After a read that found the pipe full, the flood goes on: what is
+    /// held waits for the hold's time ([`Tap::held_until`]).
     pub(super) fn held_due(&self, now: Instant) -> bool {
-        !self.held.is_empty() && self.paused(now).is_none()
+        !self.held.is_empty()
+            && self.paused(now).is_none()
+            && self.held_until().is_none_or(|t| now >= t)
+    }
+
+    /// When what is held is passed on whatever comes, if the flood went on
+    /// at the last read.
+    pub(super) fn held_until(&self) -> Option<Instant> {
+        self.held_since.filter(|_| self.full).map(|t| t + HOLD)
     }
 
     /// The waits the last read went to.
@@ -122,7 +145,8 @@ impl Tap {
     /// grows with the waits, each of which wakes for every read. Output
     /// that comes after a pause, a prompt or a marker, is read at once;
     /// what ends a flood is read at most [`MOST_PAUSES`] times [`PAUSE`]
-    /// later. A `sync` reads the pipe whatever the pause.
+    /// later. A read that found the pipe full ([`FULL_READ`]) is followed
+    /// by the shortest pause. A `sync` reads the pipe whatever the pause.
     pub(super) fn read(&mut self, n: usize, waits: usize) {
         self.waits = waits;
         let waits = u32::try_from(waits).unwrap_or(u32::MAX);
@@ -131,6 +155,8 @@ impl Tap {
         } else {
             (4 + (waits - 4) / 6).min(MOST_PAUSES)
         };
+        self.full = n >= FULL_READ;
+        let times = if self.full { 1 } else { times };
         self.paused_until = (n >= FLOOD_READ).then(|| Instant::now() + PAUSE * times);
     }
 
@@ -146,7 +172,7 @@ mod tests {
 
     #[test]
     fn only_a_large_read_pauses_the_pipe_and_only_briefly() {
-        let mut t = Tap::new("tok".into());
+        let mut t = Tap::new("tok".into(), None);
         let now = Instant::now();
         assert!(t.paused(now).is_none());
         t.read(100, 1);
@@ -159,15 +185,20 @@ mod tests {
         assert!(t.paused(until).is_none());
         t.read(0, 1);
         assert!(t.paused(Instant::now()).is_none());
+        // A read that found the pipe full: tmux holds more, read it soon.
+        let before = Instant::now();
+        t.read(FULL_READ, 50);
+        let until = t.paused(before).expect("paused");
+        assert!(until <= Instant::now() + PAUSE);
     }
 
     #[test]
     fn a_flood_with_many_waits_is_held_a_moment_then_passed_on() {
-        let mut t = Tap::new("tok".into());
+        let mut t = Tap::new("tok".into(), None);
         let big = vec![b'x'; FLOOD_READ];
         let now = Instant::now();
         // Few waits: never held.
-        t.read(FLOOD_READ, 10);
+        t.read(FLOOD_READ, HOLD_FROM - 1);
         assert!(!t.hold(&big, now));
         t.read(FLOOD_READ, 50);
         assert!(t.hold(&big, now));
@@ -184,11 +215,19 @@ mod tests {
         assert!(!t.held_due(Instant::now()));
         assert!(t.held_due(Instant::now() + LONGEST_PAUSE));
         assert_eq!(t.take_held().map(|h| h.len()), Some(FLOOD_READ));
+        // After a read that found the pipe full the flood goes on: due at
+        // the hold's time, not once the (short) pause is over.
+        let now = Instant::now();
+        assert!(t.hold(&big, now));
+        t.read(FULL_READ, 50);
+        assert!(!t.held_due(now + LONGEST_PAUSE));
+        assert_eq!(t.held_until(), Some(now + HOLD));
+        assert!(t.held_due(now + HOLD));
     }
 
     #[test]
     fn the_pause_grows_with_the_waits_up_to_a_bound() {
-        let mut t = Tap::new("tok".into());
+        let mut t = Tap::new("tok".into(), None);
         for (waits, times) in [
             (0, 1),
             (1, 1),

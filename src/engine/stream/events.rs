@@ -164,9 +164,7 @@ impl StreamSource {
         match chunk {
             Chunk::Whole(data) => self.tracker.feed_hinted(data, at, hint),
             Chunk::Sieved(s) => {
-                let exact = self
-                    .tracker
-                    .feed_sieved(&s.head, (s.lines, s.text), &s.tail, at, hint);
+                let exact = self.tracker.feed_sieved_chunk(s, at, hint);
                 if !exact {
                     // Whole chunks from now on (see `LineTracker::feed_sieved`).
                     self.inbox.send(crate::hub::WHOLE);

@@ -394,7 +394,7 @@ impl StreamSource {
             && self.inbox.sieves()
         {
             self.inbox
-                .send(&super::vt::sieve_wants(n, keep_last).line());
+                .send(&super::vt::sieve_wants(n, keep_last, Some(self.tracker.width())).line());
         }
         self.tracker.set_needed(needed, keep_last);
     }

@@ -31,8 +31,8 @@ pub(super) struct Wanted {
     /// The last lines of every chunk are emitted all the same.
     keep_last: usize,
     /// Bytes taken in bulk so far, and how many before `needed` is used.
-    taken: u64,
-    after: u64,
+    pub(super) taken: u64,
+    pub(super) after: u64,
 }
 
 impl Default for Wanted {
@@ -48,12 +48,19 @@ impl Default for Wanted {
 
 /// What a wait tells the hub of the lines it can use (see `hub::sieve`):
 /// those `needed` hits, and the last lines of each chunk its tracker keeps
-/// (`keep_last`, and never fewer than the transcript's).
-pub fn sieve_wants(needed: &crate::matcher::Needed, keep_last: usize) -> crate::hub::Wants {
+/// (`keep_last`, and never fewer than the transcript's); and, with the
+/// width of its tracker's screen, that it takes the runs of a screen
+/// redrawn in place left out (see [`LineTracker::feed_sieved`]).
+pub fn sieve_wants(
+    needed: &crate::matcher::Needed,
+    keep_last: usize,
+    width: Option<usize>,
+) -> crate::hub::Wants {
     crate::hub::Wants {
         pattern: needed.source().to_owned(),
         match_case: needed.match_case(),
         keep: keep_last.max(TRANSCRIPT_LINES),
+        width,
     }
 }
 
@@ -611,127 +618,6 @@ mod tests {
                 );
             }
             assert!(left_out > 0, "{pattern}: nothing left out");
-        }
-    }
-
-    /// The hub's sieve (`hub::sieve`) in front of a tracker changes no
-    /// line a pattern hits, nor the last lines, the screen's tail, what
-    /// was written or whether output was seen: a wait's answer is what
-    /// the whole stream gives.
-    #[test]
-    fn a_sieved_stream_gives_what_the_whole_one_does() {
-        let plain: &[&[u8]] = &[
-            b"plain line\r\n",
-            b"x\r\n",
-            b"\r\n",
-            b"   \r\n",
-            b"foo bar\r\n",
-            // Coloured as they show (the sieve reads them as text).
-            b"\x1b[32mok\x1b[0m done\x1b[K\r\n",
-            b"\x1b[1mx\x1b[m\r\n",
-            b"\x1b[2K\r[ 50%] fo\x1b[1mo\x1b[0m bar\r\n",
-        ];
-        let other: &[&[u8]] = &[
-            b"a NEEDLE in it\r\n",
-            b"needle\r\n",
-            b"\rneedle again\r\n",
-            b"\x1b[31mred needle\x1b[0m\r\n",
-            b"caf\xc3\xa9 needle\r\n",
-            b"no end",
-            b"lf only\n",
-            b"\x1b]0;a title\x07",
-            b"\x1b]0;title, open ",
-            b"\x1b[?2004h",
-            b"\x1b[A\x1b[2K",
-            b"\x1b]133;A\x07$ \x1b]133;B\x07",
-            b"\x1b]133;C\x07",
-            b"\x1b[?2004l\r",
-        ];
-        const KEEP: usize = 3;
-        // (Patterns that hit plain lines often leave no run long enough.)
-        let patterns = [
-            (r"(?i)needle", true),
-            (r"^x$", false),
-            (r"\bfoo\b", false),
-            (r"^$", false),
-            (r"d$", true),
-        ];
-        for (k, (pattern, cuts)) in patterns.iter().enumerate() {
-            let per_line = regex::Regex::new(pattern).unwrap();
-            let needed =
-                std::sync::Arc::new(crate::matcher::Needed::new((*pattern).to_owned(), true));
-            let mut cut_lines = 0;
-            for seed in 0..30u64 {
-                let mut rng =
-                    crate::testutil::XorShift(0x51e7e ^ seed.wrapping_mul(0x9e37_79b9) ^ k as u64);
-                let mut data = Vec::new();
-                for _ in 0..6000 {
-                    let pick = if rng.below(300) == 0 { other } else { plain };
-                    data.extend_from_slice(pick[rng.below(pick.len())]);
-                }
-                // The whole stream, in the hub's chunks.
-                let whole = |sieve: bool| {
-                    let mut t = LineTracker::new(&Entry::blank(80));
-                    t.set_needed(Some(needed.clone()), KEEP);
-                    t.wanted.after = 0;
-                    let mut hub = crate::hub::Sieve::default();
-                    let wants = sieve_wants(&needed, KEEP);
-                    hub.set_wants(std::iter::once(&wants));
-                    let mut rng = crate::testutil::XorShift(seed + 11);
-                    let (mut lines, mut i, mut cut) = (Vec::new(), 0, 0);
-                    let now = Instant::now();
-                    while i < data.len() {
-                        let n = (1 + rng.below(20_000)).min(data.len() - i);
-                        let chunk = &data[i..i + n];
-                        match hub.cut(chunk).filter(|_| sieve) {
-                            Some(c) => {
-                                let f = c.frame(chunk);
-                                let exact = t.feed_sieved(
-                                    &f.head,
-                                    (f.lines, f.text),
-                                    &f.tail,
-                                    now,
-                                    Hint::default(),
-                                );
-                                assert!(
-                                    exact,
-                                    "{pattern} seed {seed}: the tracker was not where the hub thought"
-                                );
-                                cut += f.lines;
-                            }
-                            None => t.feed(chunk, now),
-                        }
-                        hub.advance(chunk);
-                        lines.extend(t.take(false));
-                        i += n;
-                    }
-                    lines.extend(t.take(true));
-                    (lines, t.screen_tail(), t.saw_output(), t.written(), cut)
-                };
-                let (want, want_tail, want_saw, want_written, _) = whole(false);
-                let (got, got_tail, got_saw, got_written, cut) = whole(true);
-                let hit = |c: &&Candidate| per_line.is_match(&c.text);
-                assert_eq!(
-                    got.iter().filter(hit).collect::<Vec<_>>(),
-                    want.iter().filter(hit).collect::<Vec<_>>(),
-                    "{pattern} seed {seed}"
-                );
-                assert_eq!(
-                    got[got.len().saturating_sub(KEEP)..],
-                    want[want.len().saturating_sub(KEEP)..],
-                    "{pattern} seed {seed}"
-                );
-                assert_eq!(
-                    (got_tail, got_saw, got_written),
-                    (want_tail, want_saw, want_written),
-                    "{pattern} seed {seed}"
-                );
-                cut_lines += cut;
-            }
-            assert!(
-                !cuts || cut_lines > 10_000,
-                "{pattern}: the hub left out only {cut_lines} lines"
-            );
         }
     }
 }

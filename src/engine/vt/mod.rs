@@ -39,10 +39,12 @@ use unicode_width::UnicodeWidthChar;
 mod bulk;
 mod counts;
 mod echo;
+mod frames;
 mod marks;
 mod screen;
 
 pub use bulk::sieve_wants;
+pub use frames::frame_run;
 pub use marks::{Item, Mark, RUN_OSC, RUN_TAG};
 
 /// How long after `\e[?2004h` text still counts as the prompt, not as echo.
@@ -511,6 +513,11 @@ impl LineTracker {
     }
 
     /// The pane width changed (rows re-wrap from here on).
+    /// The width of the screen the tracker follows.
+    pub fn width(&self) -> usize {
+        self.state.width
+    }
+
     pub fn set_width(&mut self, width: usize) {
         self.state.width = width.max(1);
         self.state.pending_wrap = false;
@@ -690,12 +697,6 @@ fn append_combining(cell: &mut Cell, ch: char) {
     cell.combining = Some(s.into_boxed_str());
 }
 
-fn param(params: &vte::Params, i: usize, default: usize) -> usize {
-    match params.iter().nth(i).and_then(|p| p.first().copied()) {
-        Some(0) | None => default,
-        Some(v) => usize::from(v),
-    }
-}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -612,3 +612,11 @@ impl Entry {
         }
     }
 }
+
+/// A CSI parameter, `default` when absent or 0.
+fn param(params: &vte::Params, i: usize, default: usize) -> usize {
+    match params.iter().nth(i).and_then(|p| p.first().copied()) {
+        Some(0) | None => default,
+        Some(v) => usize::from(v),
+    }
+}

@@ -13,10 +13,10 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// The largest piece of a turn's (or a hold's) read sieved as one: the
-/// sieve leaves out one run per piece (before the first line a wait's
-/// pattern hits), so a megabyte in one piece would keep most of it whole
-/// where a line is hit early. The pieces go out together: a wait wakes
-/// once for all of them.
+/// sieve leaves out runs until one it cannot go past (a line it does not
+/// read, such as a prompt's), so a megabyte in one piece could keep most of
+/// it whole. The pieces go out together: a wait wakes once for all of
+/// them.
 const PIECE: usize = 64 << 10;
 
 impl Hub {
@@ -153,9 +153,8 @@ impl Hub {
                     .is_some_and(|c| c.wants.is_some() && c.streamed >= SIEVE_AFTER)
             })
             .collect();
-        let cut = if sieved.is_empty() {
-            None
-        } else {
+        let mut parts = Vec::new();
+        if !sieved.is_empty() {
             if tap.sieve_stale || tap.sieved != sieved {
                 let wants: Vec<&Wants> = sieved
                     .iter()
@@ -165,29 +164,43 @@ impl Hub {
                 tap.sieved.clone_from(&sieved);
                 tap.sieve_stale = false;
             }
-            tap.sieve.cut(data)
-        };
-        tap.sieve.advance(data);
+            // Each run none of them can use, left out, up to the chunk's
+            // last lines: a frame for each, then what is left whole.
+            let mut at = 0;
+            while let Some(c) = tap.sieve.cut(&data[at..]) {
+                let s = c.frame(&data[at..at + c.to]);
+                tap.sieve.advance(&data[at..at + c.to]);
+                at += c.to;
+                parts.push(Frame::Sieved(s));
+            }
+            if !parts.is_empty() && at < data.len() {
+                parts.push(Frame::Data(data[at..].to_vec()));
+            }
+            tap.sieve.advance(&data[at..]);
+        } else {
+            tap.sieve.advance(data);
+        }
         if waits.is_empty() {
             return 0;
         }
-        let part = cut.map(|c| Frame::Sieved(c.frame(data)));
         let whole =
-            (part.is_none() || sieved.len() < waits.len()).then(|| Frame::Data(data.to_vec()));
+            (parts.is_empty() || sieved.len() < waits.len()).then(|| Frame::Data(data.to_vec()));
         let mut over = Vec::new();
         for w in &waits {
             let Some(c) = self.conns.get_mut(w) else {
                 continue;
             };
-            match (&part, &whole) {
-                (Some(p), _) if sieved.contains(w) => {
-                    c.push(p);
-                    if let Frame::Sieved(s) = p {
-                        c.left_out += s.skipped();
+            match &whole {
+                _ if !parts.is_empty() && sieved.contains(w) => {
+                    for p in &parts {
+                        c.push(p);
+                        if let Frame::Sieved(s) = p {
+                            c.left_out += s.skipped();
+                        }
                     }
                 }
-                (_, Some(d)) => c.push(d),
-                _ => {}
+                Some(d) => c.push(d),
+                None => {}
             }
             c.streamed = c.streamed.saturating_add(data.len() as u64);
             if c.pending() > self.queue_limit {

@@ -134,7 +134,7 @@ impl Feed {
         if !lines {
             let none = Needed::none();
             // The hub leaves the plain lines out too (see `hub::sieve`).
-            let wants = crate::engine::vt::sieve_wants(&none, 0);
+            let wants = crate::engine::vt::sieve_wants(&none, 0, Some(tracker.width()));
             if dec.sieves() {
                 let _ = (&conn).write_all(&wants.line());
             }
@@ -273,9 +273,7 @@ impl Feed {
         self.look_next = false;
         self.ends_open = false;
         self.newlines += s.newlines();
-        let exact =
-            self.tracker
-                .feed_sieved(&s.head, (s.lines, s.text), &s.tail, now, Hint::default());
+        let exact = self.tracker.feed_sieved_chunk(s, now, Hint::default());
         if !exact {
             let _ = (&self.conn).write_all(hub::WHOLE);
         }
