@@ -442,6 +442,82 @@ fn waits_on_a_coloured_flood_get_their_line_with_most_of_it_left_out() {
     assert!(sieved >= 8, "waits sieved: {sieved}: {text}");
 }
 
+/// A screen redrawn in place as fast as Python writes it: first from home,
+/// each row cleared and drawn in colour with a spinner (an agent's screen
+/// while it works), then as an Ink TUI draws (Claude Code, Gemini CLI,
+/// Qwen Code): the last frame erased line by line going up, inside
+/// synchronized output, the cursor hidden.
+const REDRAW: &str = r#"import sys
+w = sys.stdout.buffer
+spin = "\u280b\u2819\u2839\u2838\u283c"
+for f in range(3000):
+    rows = [b"\x1b[H"]
+    for r in range(30):
+        rows.append(("\x1b[2K\x1b[38;5;%dm%s\x1b[0m working on step %d, row %d \x1b[1mbold\x1b[22m\r\n"
+                     % (16 + (f + r) % 200, spin[(f + r) % 5], f, r)).encode())
+    w.write(b"".join(rows))
+w.write(b"\x1b[2J\x1b[H")
+for f in range(3000):
+    out = [b"\x1b[?2026h\x1b[?25l"]
+    if f:
+        out.append(b"\x1b[2K\x1b[1A" * 9 + b"\x1b[2K\x1b[G")
+    out.append("\r\n".join("\x1b[36m%s\x1b[39m thinking %d.%d" % (spin[f % 5], f, r)
+                           for r in range(10)).encode())
+    out.append(b"\x1b[?2026l")
+    w.write(b"".join(out))
+w.write(b"\r\nall done\r\n")
+w.flush()
+"#;
+
+/// Ten waits on a screen redrawn in place ([`REDRAW`]): each gets exactly
+/// its line (one in each kind of frame), and most of the screen is left
+/// out of what each is sent: the hub parses the frames once for all of
+/// them (see `engine::vt::frames`).
+#[test]
+fn waits_on_a_redrawn_screen_get_their_line_with_most_of_it_left_out() {
+    let s = TestServer::new();
+    let log = s.dir().join("hub.log");
+    let script = s.dir().join("redraw.py");
+    std::fs::write(&script, REDRAW).unwrap();
+    let mut first = s.tw();
+    first.env("TMUX_WAIT_HUB_LOG", &log);
+    let last = wait_line_with(&s, first, &s.pane, "^all done$");
+    let lines: Vec<String> = [(700, 3), (1500, 29), (2999, 0), (2400, 12), (2900, 17)]
+        .iter()
+        .map(|(f, r)| format!(" working on step {f}, row {r} bold"))
+        .chain(
+            [(600, 2), (1700, 9), (2999, 9), (2100, 0)]
+                .iter()
+                .map(|(f, r)| format!(" thinking {f}.{r}")),
+        )
+        .collect();
+    let waits: Vec<(String, Waiter)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l.clone(),
+                wait_line(&s, &s.pane, &format!("{}$", regex::escape(l))),
+            )
+        })
+        .collect();
+    s.type_line(&s.pane, &format!("python3 {}", script.display()));
+    for (line, w) in waits {
+        let v = w.finish(&s).json();
+        let got = v["matched_lines"][0]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            got.ends_with(&line) && got.chars().count() == line.chars().count() + 1,
+            "{line}: {v}"
+        );
+    }
+    let v = last.finish(&s).json();
+    assert_eq!(v["matched_lines"], serde_json::json!(["all done"]), "{v}");
+    let (sieved, text) = sieved_waits(&log, 10, 2);
+    assert!(sieved >= 8, "waits with most left out: {sieved}: {text}");
+}
+
 /// The last wait's reply ends the flood: it matched `done`, and its tail
 /// holds the flood's last lines, `from..=to`, as drawn.
 fn assert_flood_tail(v: &serde_json::Value, done: &str, from: u32, to: u32) {
