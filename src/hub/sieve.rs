@@ -10,7 +10,7 @@
 //! once, with one regex that joins every wait's, and a wait whose
 //! patterns cannot hit the run gets its first line, counts, and its last
 //! lines: what its tracker needs to stand exactly where the whole chunk
-//! would have put it (see `LineTracker::feed_sieved`).
+//! would have put it (see `LineTracker::feed_sieved_chunk`).
 //!
 //! What is left out, and only that: whole lines of printable ASCII, each
 //! ended by `\r\n`, starting at a line's start where a VT parser stands in

@@ -166,7 +166,7 @@ impl StreamSource {
             Chunk::Sieved(s) => {
                 let exact = self.tracker.feed_sieved_chunk(s, at, hint);
                 if !exact {
-                    // Whole chunks from now on (see `LineTracker::feed_sieved`).
+                    // Whole chunks from now on (see `LineTracker::feed_sieved_chunk`).
                     self.inbox.send(crate::hub::WHOLE);
                 }
             }

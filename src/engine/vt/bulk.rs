@@ -50,7 +50,7 @@ impl Default for Wanted {
 /// those `needed` hits, and the last lines of each chunk its tracker keeps
 /// (`keep_last`, and never fewer than the transcript's); and, with the
 /// width of its tracker's screen, that it takes the runs of a screen
-/// redrawn in place left out (see [`LineTracker::feed_sieved`]).
+/// redrawn in place left out (see [`LineTracker::feed_sieved_chunk`]).
 pub fn sieve_wants(
     needed: &crate::matcher::Needed,
     keep_last: usize,
@@ -86,7 +86,8 @@ impl LineTracker {
         self.wanted.keep_last = keep_last;
     }
 
-    /// A chunk the hub sieved (see `hub::sieve`): `head`, then `lines`
+    /// The run of a chunk the hub sieved (see `hub::sieve`, and
+    /// [`LineTracker::feed_sieved_chunk`]) after its `head`: `lines`
     /// plain lines holding `text` bytes of text that no pattern of this
     /// wait's `set_needed` hits, left out, then `tail` (the chunk's last
     /// lines, at least `TRANSCRIPT_LINES` of them). Taken in as the whole
@@ -96,16 +97,7 @@ impl LineTracker {
     /// terminal, the line had begun, a sequence was open): they are
     /// counted all the same, none of them could be wanted, and the caller
     /// asks for whole chunks from then on.
-    pub fn feed_sieved(
-        &mut self,
-        head: &[u8],
-        (lines, text): (u64, u64),
-        tail: &[u8],
-        at: Instant,
-        hint: Hint,
-    ) -> bool {
-        self.chunk_begins(at, hint);
-        self.chunk_body(head);
+    pub(super) fn skip_lines(&mut self, lines: u64, text: u64) -> bool {
         let exact = self.ground && self.state.bulk_ready() && !self.state.final_only;
         let st = &mut self.state;
         st.saw_output |= text > 0;
@@ -125,8 +117,6 @@ impl LineTracker {
             st.recorded = st.recorded.saturating_add(lines as usize);
         }
         self.wanted.taken += text + 2 * lines;
-        self.chunk_body(tail);
-        self.chunk_ends(if tail.is_empty() { head } else { tail });
         exact
     }
 

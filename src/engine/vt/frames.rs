@@ -188,32 +188,27 @@ impl LineTracker {
     /// of plain lines, or of a screen redrawn in place, left out. False
     /// when the tracker did not stand where the run was taken to begin;
     /// the caller then asks for whole chunks from then on (see
-    /// [`LineTracker::feed_sieved`]).
+    /// `skip_lines` and `skip_frames`).
     pub fn feed_sieved_chunk(&mut self, s: &crate::hub::Sieved, at: Instant, hint: Hint) -> bool {
-        match &s.frame {
-            None => self.feed_sieved(&s.head, (s.lines, s.text), &s.tail, at, hint),
-            Some(f) => self.feed_framed(&s.head, f, s.text, &s.tail, at, hint),
-        }
+        self.chunk_begins(at, hint);
+        self.chunk_body(&s.head);
+        let exact = match &s.frame {
+            None => self.skip_lines(s.lines, s.text),
+            Some(f) => self.skip_frames(f, s.text),
+        };
+        self.chunk_body(&s.tail);
+        self.chunk_ends(if s.tail.is_empty() { &s.head } else { &s.tail });
+        exact
     }
 
-    /// `head`, then a run of a redrawn screen left out (`f`, `text`
-    /// characters written in it), then `tail`. The run is taken in as a
+    /// The run of a redrawn screen left out after a chunk's head (`f`,
+    /// `text` characters written in it). It is taken in as a
     /// step from an empty line at `f.from_cursor` to one at `f.cursor`,
     /// exact when the tracker stood on that empty line after `head` (on a
     /// screen as wide, with nobody reading, in ground). Otherwise its lines
     /// are left out all the same (none of them could be wanted) and the
     /// tracker stands on an empty line where it ended, as it would have.
-    fn feed_framed(
-        &mut self,
-        head: &[u8],
-        f: &Framed,
-        text: u64,
-        tail: &[u8],
-        at: Instant,
-        hint: Hint,
-    ) -> bool {
-        self.chunk_begins(at, hint);
-        self.chunk_body(head);
+    fn skip_frames(&mut self, f: &Framed, text: u64) -> bool {
         let st = &mut self.state;
         let exact = self.ground
             && st.at_empty_line()
@@ -232,8 +227,6 @@ impl LineTracker {
         st.written += text;
         st.synced = true;
         self.wanted.taken += f.bytes;
-        self.chunk_body(tail);
-        self.chunk_ends(if tail.is_empty() { head } else { tail });
         exact
     }
 }
@@ -286,18 +279,7 @@ mod tests {
             let mut lines: Vec<String> = t.take(true).into_iter().map(|c| c.text).collect();
             match frame_run(data, width, &re(pattern)).filter(|_| framed) {
                 Some(r) => {
-                    let s = crate::hub::Sieved {
-                        head: data[..r.head].to_vec(),
-                        lines: r.lines,
-                        text: r.text,
-                        tail: data[r.to..].to_vec(),
-                        frame: Some(Framed {
-                            bytes: (r.to - r.head) as u64,
-                            from_cursor: r.from_cursor as u32,
-                            cursor: r.cursor as u32,
-                            width: width as u32,
-                        }),
-                    };
+                    let s = sieved(data, &r, width);
                     assert!(t.feed_sieved_chunk(&s, now, Hint::default()));
                 }
                 None => t.feed(data, now),
@@ -307,6 +289,47 @@ mod tests {
             (lines, t.written(), t.state.cursor)
         };
         [run(false), run(true)]
+    }
+
+    /// What the hub sends for `data` with the run `r` left out.
+    fn sieved(data: &[u8], r: &FrameRun, width: usize) -> crate::hub::Sieved {
+        crate::hub::Sieved {
+            head: data[..r.head].to_vec(),
+            lines: r.lines,
+            text: r.text,
+            tail: data[r.to..].to_vec(),
+            frame: Some(Framed {
+                bytes: (r.to - r.head) as u64,
+                from_cursor: r.from_cursor as u32,
+                cursor: r.cursor as u32,
+                width: width as u32,
+            }),
+        }
+    }
+
+    fn hits(lines: &[String], pattern: &str) -> Vec<String> {
+        lines
+            .iter()
+            .filter(|s| re(pattern).is_match(s.as_bytes()))
+            .cloned()
+            .collect()
+    }
+
+    /// [`both_ways`] on a screen 80 wide: the same lines hit `pattern`,
+    /// the same characters written, the cursor in the same place.
+    fn same_hits(pre: &[u8], data: &[u8], pattern: &str) -> [(Vec<String>, u64, usize); 2] {
+        let [whole, framed] = both_ways(pre, data, pattern, 80);
+        assert_eq!(
+            hits(&whole.0, pattern),
+            hits(&framed.0, pattern),
+            "{pre:?} {pattern}"
+        );
+        assert_eq!(
+            (whole.1, whole.2),
+            (framed.1, framed.2),
+            "{pre:?} {pattern}"
+        );
+        [whole, framed]
     }
 
     #[test]
@@ -338,22 +361,10 @@ mod tests {
             (b"", "never"),
             (b"\x1b[31mred", "done"),
         ] {
-            let [whole, framed] = both_ways(pre, &data, pattern, 80);
-            let wanted = |l: &Vec<String>| -> Vec<String> {
-                l.iter()
-                    .filter(|s| re(pattern).is_match(s.as_bytes()))
-                    .cloned()
-                    .collect()
-            };
-            assert_eq!(wanted(&whole.0), wanted(&framed.0), "{pre:?} {pattern}");
-            assert!(!wanted(&whole.0).is_empty() || pattern == "never");
+            let [whole, framed] = same_hits(pre, &data, pattern);
+            assert!(!hits(&whole.0, pattern).is_empty() || pattern == "never");
             let last = |l: &Vec<String>| l[l.len() - 2..].to_vec();
             assert_eq!(last(&whole.0), last(&framed.0), "{pre:?} {pattern}");
-            assert_eq!(
-                (whole.1, whole.2),
-                (framed.1, framed.2),
-                "{pre:?} {pattern}"
-            );
         }
     }
 
@@ -390,15 +401,7 @@ mod tests {
             (b"$ ", "Thinking 39"),
             (b"x", "never"),
         ] {
-            let [whole, framed] = both_ways(pre, &data, pattern, 80);
-            let hits = |l: &Vec<String>| -> Vec<String> {
-                l.iter()
-                    .filter(|s| re(pattern).is_match(s.as_bytes()))
-                    .cloned()
-                    .collect()
-            };
-            assert_eq!(hits(&whole.0), hits(&framed.0), "{pattern}");
-            assert_eq!((whole.1, whole.2), (framed.1, framed.2), "{pattern}");
+            same_hits(pre, &data, pattern);
         }
         // The alternate screen or bracketed paste ends a run.
         let mut d = ink(3, 8, "Thinking");
@@ -428,18 +431,7 @@ mod tests {
     fn a_tracker_not_where_the_run_begins_says_so() {
         let data = redraw(12, 10, "working");
         let r = frame_run(&data, 80, &re("never")).unwrap();
-        let s = crate::hub::Sieved {
-            head: data[..r.head].to_vec(),
-            lines: r.lines,
-            text: r.text,
-            tail: data[r.to..].to_vec(),
-            frame: Some(Framed {
-                bytes: (r.to - r.head) as u64,
-                from_cursor: r.from_cursor as u32,
-                cursor: r.cursor as u32,
-                width: 80,
-            }),
-        };
+        let s = sieved(&data, &r, 80);
         let now = Instant::now();
         // A screen of another width, and the alternate screen.
         let mut t = LineTracker::new(&Entry::blank(100));
