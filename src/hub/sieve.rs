@@ -255,9 +255,10 @@ impl Sieve {
     }
 
     /// A run of a screen redrawn in place to leave out (see [`FrameRun`]):
-    /// from the chunk's first cursor move home (or to a row's start), in
-    /// ground, with no line being read, to the last such move the framer
-    /// vouches for, before the chunk's last `keep` lines.
+    /// from the chunk's first row move after which the column is known, in
+    /// ground, with no line being read and not on the alternate screen, to
+    /// the last row move the framer vouches for, before the chunk's last
+    /// lines ([`FRAME_KEEP`] at most).
     fn frame_cut(&self, re: &regex::bytes::Regex, chunk: &[u8]) -> Option<Cut> {
         let (framer, width) = (self.framer?, self.width?);
         if self.alt {
