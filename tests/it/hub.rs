@@ -404,9 +404,9 @@ fn fifty_waits_on_a_flood_each_get_their_line_with_most_of_it_left_out() {
         assert_eq!(v["matched_lines"], serde_json::json!([line]), "{v}");
     }
     assert_flood_tail(&last.finish(&s).json(), "done 7", 399_990, 400_000);
-    // Most of what each wait was sent came sieved. Not all: a chunk is cut
-    // once, before the first line a pattern hits, and here 49 lines among
-    // the flood are hit.
+    // Most of what each wait was sent came sieved. Not all: each chunk's
+    // first and last lines go whole, and so do the 49 lines among the
+    // flood that a pattern hits.
     let (sieved, text) = sieved_waits(&log, 50, 2);
     assert!(sieved >= 45, "waits sieved: {sieved}: {text}");
 }
@@ -415,8 +415,7 @@ fn fifty_waits_on_a_flood_each_get_their_line_with_most_of_it_left_out() {
 /// them: each wait gets exactly its line (a pattern is matched against
 /// the line as it shows, colours apart), and a good part of the flood is
 /// left out of what each is sent (each chunk's last lines go whole, and
-/// with ten waits the hub passes on chunks as tmux writes them: a few
-/// kilobytes of 23-byte lines).
+/// chunks are at most 64 KiB of 23-byte lines).
 #[test]
 fn waits_on_a_coloured_flood_get_their_line_with_most_of_it_left_out() {
     let s = TestServer::new();
