@@ -134,6 +134,71 @@ pub fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
     complete && !ends_in_partial_utf8(seq)
 }
 
+/// The longest sequence cut between two pieces that [`Ground`] reads on
+/// into the next.
+const OPEN_MOST: usize = 256;
+
+/// Whether a VT parser stands in its ground state, read from the bytes it
+/// was fed, piece after piece ([`ends_in_ground`]): a sequence a piece
+/// ends in is read on into the next one, so a read that cut `ESC [K` in
+/// two does not leave it unknown until the next escape (a flood of
+/// coloured lines read in pieces of a megabyte kept one piece in
+/// twenty-five whole for want of this).
+#[derive(Debug, Clone)]
+pub struct Ground {
+    ground: bool,
+    /// The sequence the last piece ended in (from its ESC, at most
+    /// [`OPEN_MOST`] bytes), when it ended in one; empty: unknown.
+    open: Vec<u8>,
+}
+
+impl Default for Ground {
+    fn default() -> Self {
+        Ground {
+            ground: true,
+            open: Vec::new(),
+        }
+    }
+}
+
+impl Ground {
+    /// The parser stands in ground (no: also when it cannot be told).
+    pub fn is(&self) -> bool {
+        self.ground
+    }
+
+    /// Does it stand in ground after `bytes`, the next piece?
+    pub fn after(&self, bytes: &[u8]) -> bool {
+        if self.ground || self.open.is_empty() || memchr::memchr3(0x1b, 0x18, 0x1a, bytes).is_some()
+        {
+            return ends_in_ground(bytes, self.ground);
+        }
+        let mut seq = self.open.clone();
+        seq.extend_from_slice(&bytes[..bytes.len().min(OPEN_MOST)]);
+        ends_in_ground(&seq, true) && ends_in_ground(bytes, true)
+    }
+
+    /// `bytes`, the next piece, taken in.
+    pub fn advance(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let ground = self.after(bytes);
+        match memchr::memrchr3(0x1b, 0x18, 0x1a, bytes) {
+            _ if ground => self.open.clear(),
+            Some(i) if bytes[i] == 0x1b && bytes.len() - i <= OPEN_MOST => {
+                self.open.clear();
+                self.open.extend_from_slice(&bytes[i..]);
+            }
+            None if !self.open.is_empty() && self.open.len() + bytes.len() <= OPEN_MOST => {
+                self.open.extend_from_slice(bytes);
+            }
+            _ => self.open.clear(),
+        }
+        self.ground = ground;
+    }
+}
+
 /// `bytes` end inside a UTF-8 sequence (the parser keeps its start).
 fn ends_in_partial_utf8(bytes: &[u8]) -> bool {
     let tail = &bytes[bytes.len().saturating_sub(3)..];
@@ -171,6 +236,40 @@ mod tests {
         assert!(ends_in_ground(b"x\x1b[3\x18", false));
         assert!(!ends_in_ground("caf\u{e9}".as_bytes()[..4].as_ref(), true));
         assert!(ends_in_ground("caf\u{e9}".as_bytes(), true));
+    }
+
+    #[test]
+    fn a_sequence_cut_between_pieces_is_read_on_into_the_next() {
+        let line = b"\x1b[01;31m\x1b[K135281\x1b[m\x1b[K\r\n";
+        // Cut anywhere: after the second piece the parser is known to
+        // stand in ground, as after the whole line.
+        for cut in 0..line.len() {
+            let mut g = Ground::default();
+            g.advance(&line[..cut]);
+            assert!(g.after(&line[cut..]), "cut at {cut}");
+            g.advance(&line[cut..]);
+            assert!(g.is(), "cut at {cut}");
+            // And the lines after it, with no escape, leave it there.
+            g.advance(b"plain\r\n");
+            assert!(g.is(), "cut at {cut}");
+        }
+        // A sequence still open after the next piece stays open, and one
+        // longer than is kept is unknown until the next escape.
+        let mut g = Ground::default();
+        g.advance(b"x\x1b]0;a title");
+        g.advance(b" goes on");
+        assert!(!g.is());
+        assert!(g.after(b"\x07"));
+        let mut g = Ground::default();
+        g.advance(b"x\x1b]0;");
+        g.advance(&[b'a'; OPEN_MOST]);
+        assert!(!g.after(b"\x07plain"));
+        assert!(g.after(b"\x1b[m"));
+        // With no sequence open, unknown stays unknown.
+        let mut g = Ground::default();
+        g.advance("caf\u{e9}".as_bytes()[..4].as_ref());
+        assert!(!g.is());
+        assert!(!g.after(b"plain"));
     }
 
     #[test]

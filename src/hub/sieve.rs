@@ -32,7 +32,7 @@
 //! turn: the hub asks the sieve again about the rest of the chunk.
 
 use super::protocol::{Framed, Sieved, Wants};
-use crate::plain::{bare_lines, ends_in_ground, start_of_last_lines, styled_line_text};
+use crate::plain::{Ground, bare_lines, start_of_last_lines, styled_line_text};
 
 /// Bytes a wait is sent whole before its chunks are sieved: its tracker
 /// takes as much in before it leaves lines out itself, so a wait for the
@@ -93,13 +93,13 @@ pub struct FrameRun {
 pub type Framer = fn(&[u8], usize, &regex::bytes::Regex) -> Option<FrameRun>;
 
 /// One pane's sieve: where its stream stands, and the joined patterns.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Sieve {
     /// A parser fed the stream from the pipe's start stands in its ground
     /// state. A wait's tracker, which began in ground at its own entry,
     /// does too then: the last complete sequence (or none since either
     /// began) puts both there.
-    ground: bool,
+    ground: Ground,
     /// The stream's last byte was a line feed.
     line_start: bool,
     /// A shell is reading a line, as the stream says (bracketed paste
@@ -124,24 +124,6 @@ pub struct Sieve {
     /// no frames).
     framer: Option<Framer>,
     width: Option<usize>,
-}
-
-impl Default for Sieve {
-    fn default() -> Self {
-        Self {
-            ground: true,
-            line_start: false,
-            reading: false,
-            osc133: false,
-            in_title: false,
-            alt: false,
-            key: Vec::new(),
-            joined: None,
-            keep: 0,
-            framer: None,
-            width: None,
-        }
-    }
 }
 
 impl Sieve {
@@ -204,7 +186,7 @@ impl Sieve {
         } else {
             memchr::memchr(b'\n', chunk)? + 1
         };
-        if !ends_in_ground(&chunk[..from], self.ground) {
+        if !self.ground.after(&chunk[..from]) {
             return None;
         }
         // The chunk's first line may begin a line being read (a prompt's
@@ -271,7 +253,7 @@ impl Sieve {
         }
         // (The chunk may begin inside a sequence: what counts is that the
         // parser is back in ground where the run's first move begins.)
-        if !ends_in_ground(&chunk[..run.start], self.ground) {
+        if !self.ground.after(&chunk[..run.start]) {
             return None;
         }
         let m = self.marks_after(&chunk[..run.head]);
@@ -351,7 +333,7 @@ impl Sieve {
     /// Take `chunk` in: where the stream stands after it.
     pub fn advance(&mut self, chunk: &[u8]) {
         if let Some(&last) = chunk.last() {
-            self.ground = ends_in_ground(chunk, self.ground);
+            self.ground.advance(chunk);
             self.line_start = last == b'\n';
             if memchr::memchr(0x1b, chunk).is_some() {
                 self.marks(chunk);
@@ -506,6 +488,22 @@ mod tests {
             chunk.extend_from_slice(odd);
             chunk.extend_from_slice(&coloured(100, 300));
             assert_eq!(s.cut(&chunk).expect("cut").to, at, "{odd:?}");
+        }
+    }
+
+    #[test]
+    fn a_chunk_that_ends_a_sequence_the_last_one_began_is_cut() {
+        let stream = coloured(0, 400);
+        // Cut inside a sequence (after its ESC, and inside `ESC [0m`).
+        for back in [1, 3] {
+            let at = coloured(0, 100).len() - "\x1b[0m ok\x1b[K\r\n".len() + back;
+            let mut s = Sieve::default();
+            s.set_wants([wants("ERROR", 2)].iter());
+            s.advance(&stream[..at]);
+            assert!(!s.ground.is());
+            let c = s.cut(&stream[at..]).expect("cut");
+            assert_eq!(stream[at + c.from - 2..at + c.from], *b"\r\n");
+            assert_eq!(c.lines, 298, "{back}");
         }
     }
 

@@ -12,12 +12,11 @@
 //!
 //! The parser must be in its ground state for the bytes to mean what they
 //! look like. It leaves ground only on ESC, and is back once the sequence
-//! that ESC starts is complete (or CAN/SUB cancels it); `ends_in_ground`
+//! that ESC starts is complete (or CAN/SUB cancels it); `plain::Ground`
 //! reads that from the bytes it was fed, and says no when it cannot be
 //! sure, so a doubtful case costs speed, never a wrong line.
 
 use super::*;
-pub(super) use crate::plain::ends_in_ground;
 use crate::plain::{bare_lines, printable_prefix, start_of_last_lines, styled_line_text};
 
 /// Bytes of plain lines a tracker takes in before it leaves out the lines
@@ -98,7 +97,7 @@ impl LineTracker {
     /// counted all the same, none of them could be wanted, and the caller
     /// asks for whole chunks from then on.
     pub(super) fn skip_lines(&mut self, lines: u64, text: u64) -> bool {
-        let exact = self.ground && self.state.bulk_ready() && !self.state.final_only;
+        let exact = self.ground.is() && self.state.bulk_ready() && !self.state.final_only;
         let st = &mut self.state;
         st.saw_output |= text > 0;
         st.written += text;
@@ -143,7 +142,7 @@ impl LineTracker {
     /// Take in what can be taken in bulk at the start of `data`; returns
     /// how many bytes that was.
     pub(super) fn bulk(&mut self, data: &[u8]) -> usize {
-        if !self.ground || !self.state.bulk_ready() {
+        if !self.ground.is() || !self.state.bulk_ready() {
             return 0;
         }
         let st = &mut self.state;

@@ -153,7 +153,7 @@ pub fn frame_run(bytes: &[u8], width: usize, re: &regex::bytes::Regex) -> Option
             break;
         }
         seg = i;
-        if t.ground && t.state.at_empty_line() {
+        if t.ground.is() && t.state.at_empty_line() {
             run = Some(FrameRun {
                 start,
                 head,
@@ -210,7 +210,7 @@ impl LineTracker {
     /// tracker stands on an empty line where it ended, as it would have.
     fn skip_frames(&mut self, f: &Framed, text: u64) -> bool {
         let st = &mut self.state;
-        let exact = self.ground
+        let exact = self.ground.is()
             && st.at_empty_line()
             && !st.final_only
             && st.width == f.width as usize

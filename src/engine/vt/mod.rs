@@ -214,7 +214,7 @@ pub struct LineTracker {
     parser: vte::Parser,
     state: State,
     /// The parser is known to stand in its ground state (see `bulk`).
-    ground: bool,
+    ground: crate::plain::Ground,
     /// Plain lines may be taken in bulk (off only to test that it changes
     /// nothing).
     bulk_enabled: bool,
@@ -304,7 +304,7 @@ impl LineTracker {
         }
         Self {
             parser: vte::Parser::new(),
-            ground: true,
+            ground: crate::plain::Ground::default(),
             bulk_enabled: true,
             wanted: bulk::Wanted::default(),
             state: State {
@@ -416,7 +416,7 @@ impl LineTracker {
     /// Through the parser, keeping track of whether it stands in ground.
     fn advance(&mut self, data: &[u8]) {
         self.parser.advance(&mut self.state, data);
-        self.ground = bulk::ends_in_ground(data, self.ground);
+        self.ground.advance(data);
     }
 
     /// What the terminal says of its reader now, with no output to go with
