@@ -12,12 +12,15 @@ use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-/// The largest piece of a turn's (or a hold's) read sieved as one: the
-/// sieve leaves out runs until one it cannot go past (a line it does not
-/// read, such as a prompt's), so a megabyte in one piece could keep most of
-/// it whole. The pieces go out together: a wait wakes once for all of
-/// them.
-const PIECE: usize = 64 << 10;
+/// The largest piece of a turn's (or a hold's) read sieved as one: as
+/// much as a hold keeps. Each piece's last lines go whole to every sieved
+/// wait (64 of them for a text wait), and each wait parses them: fifty
+/// waits on a flood spent 1.5 to 2 times the CPU with pieces of a
+/// megabyte, and more with 64 KiB. The cost: the sieve leaves out runs in
+/// turn only up to a point it cannot go past (a line being read, a title
+/// left open), and the rest of the piece goes whole. The pieces go out
+/// together: a wait wakes once for all of them.
+const PIECE: usize = 4 << 20;
 
 impl Hub {
     /// Read what the pane's pipe holds (up to `limit` bytes) and pass it
@@ -72,14 +75,7 @@ impl Hub {
             .and_then(|t| t.hold(&chunk, now).then(|| t.waits()));
         let readers = match held {
             Some(waits) => waits,
-            None => {
-                self.pass_held(pane);
-                if read > 0 {
-                    self.pass_on(pane, &chunk)
-                } else {
-                    0
-                }
-            }
+            None => self.pass_held_and(pane, &chunk),
         };
         // (Kept, with its room, for the next turn.)
         if chunk.capacity() <= 2 * READ_PER_TURN {
@@ -97,12 +93,25 @@ impl Hub {
     /// before anything else of it, before a wait joins it, a sync is
     /// answered or it ends.
     pub(super) fn pass_held(&mut self, pane: &str) {
-        if let Some(held) = self.taps.get_mut(pane).and_then(Tap::take_held) {
-            self.pass_on(pane, &held);
-            if let Some(t) = self.taps.get_mut(pane) {
-                t.held_back(held);
-            }
+        self.pass_held_and(pane, &[]);
+    }
+
+    /// What was held, then `data`, passed on as one: each wait gets its
+    /// last lines once for both. The waits they went to.
+    fn pass_held_and(&mut self, pane: &str, data: &[u8]) -> usize {
+        let Some(mut held) = self.taps.get_mut(pane).and_then(Tap::take_held) else {
+            return if data.is_empty() {
+                0
+            } else {
+                self.pass_on(pane, data)
+            };
+        };
+        held.extend_from_slice(data);
+        let waits = self.pass_on(pane, &held);
+        if let Some(t) = self.taps.get_mut(pane) {
+            t.held_back(held);
         }
+        waits
     }
 
     /// Pass on what panes held once their pause is over and the pipe has
@@ -126,13 +135,34 @@ impl Hub {
     }
 
     /// `data`, what was read of `pane`'s stream: to every wait on it, in
-    /// pieces of at most [`PIECE`] (see [`Hub::fan_out`]).
+    /// pieces of at most [`PIECE`] (see [`Hub::fan_out`]), a piece ending
+    /// where a wait that takes sieved chunks has had its first
+    /// [`SIEVE_AFTER`] bytes whole: the rest is sieved for it too (a flood
+    /// read in one piece of 400 KB as the waits began went whole to each).
     pub(super) fn pass_on(&mut self, pane: &str, data: &[u8]) -> usize {
         let mut waits = 0;
-        for piece in data.chunks(PIECE) {
-            waits = self.fan_out(pane, piece);
+        let mut at = 0;
+        while at < data.len() {
+            let n = self.whole_for(pane).min(PIECE).min(data.len() - at);
+            waits = self.fan_out(pane, &data[at..at + n]);
+            at += n;
         }
         waits
+    }
+
+    /// The bytes of `pane`'s stream after which one of its waits that
+    /// said its wants will have had [`SIEVE_AFTER`] whole (none: MAX).
+    fn whole_for(&self, pane: &str) -> usize {
+        self.conns
+            .values()
+            .filter(|c| {
+                c.wants.is_some()
+                    && c.streamed < SIEVE_AFTER
+                    && matches!(&c.role, Role::Waiter { pane: p, entered: true } if p == pane)
+            })
+            .map(|c| usize::try_from(SIEVE_AFTER - c.streamed).unwrap_or(usize::MAX))
+            .min()
+            .unwrap_or(usize::MAX)
     }
 
     /// `data`, the next chunk of `pane`'s stream: to every wait on it.
