@@ -104,7 +104,7 @@ pub fn printable_prefix(bytes: &[u8]) -> usize {
 
 /// Does the parser stand in its ground state after `bytes`, if it stood
 /// there before them? (No: also when it cannot be told for sure.)
-pub fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
+fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
     // The last byte that changes where the parser stands whatever it was
     // doing: ESC starts a sequence, CAN and SUB cancel one.
     let Some(i) = memchr::memrchr3(0x1b, 0x18, 0x1a, bytes) else {
@@ -139,7 +139,7 @@ pub fn ends_in_ground(bytes: &[u8], was_ground: bool) -> bool {
 const OPEN_MOST: usize = 256;
 
 /// Whether a VT parser stands in its ground state, read from the bytes it
-/// was fed, piece after piece ([`ends_in_ground`]): a sequence a piece
+/// was fed, piece after piece (`ends_in_ground`): a sequence a piece
 /// ends in is read on into the next one, so a read that cut `ESC [K` in
 /// two does not leave it unknown until the next escape (a flood of
 /// coloured lines read in pieces of a megabyte kept one piece in
