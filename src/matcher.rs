@@ -7,15 +7,20 @@
 
 use regex::{Regex, RegexBuilder};
 
-/// A compiled list of patterns, in the order the user gave them.
+/// A list of patterns, in the order the user gave them, checked when made
+/// and compiled when first used (or ahead, see [`PatternList::compile_ahead`]).
 #[derive(Debug, Clone)]
 pub struct PatternList {
-    regexes: Vec<Regex>,
+    /// Each pattern's regex source (escaped when it is literal).
+    sources: Vec<String>,
+    /// Their regexes: a case-insensitive pattern takes the regex engine
+    /// a few tenths of a millisecond to compile (its Unicode case folds),
+    /// which a wait's start need not wait for.
+    compiled: std::sync::Arc<std::sync::OnceLock<Vec<Regex>>>,
     /// For each pattern, where it is safe, the same pattern with `^` and
     /// `$` at every line break: a batch's lines joined by line feeds are
     /// searched once, and only a batch it hits is matched line by line.
-    /// Compiled on the first long batch (a case-insensitive pattern takes
-    /// a few tenths of a millisecond, which a wait's start need not pay).
+    /// Compiled on the first long batch.
     /// None: the pattern is matched line by line only (see `batch_safe`).
     batch: Vec<Option<std::sync::OnceLock<Option<Regex>>>>,
     match_case: bool,
@@ -77,15 +82,20 @@ impl Needed {
 pub const SIZE_LIMIT: usize = 64 * 1024 * 1024;
 
 impl PatternList {
-    /// Compile `patterns`. The error names the offending pattern's index.
+    /// Check `patterns`. The error names the offending pattern's index.
+    ///
+    /// A pattern is parsed here, and compiled here too when it could come
+    /// near the engine's size limit (so that limit's error is said here,
+    /// as a bad pattern's is). Others are compiled when first used.
     pub fn new(
         patterns: &[String],
         regex: bool,
         match_case: bool,
         flag: &str,
     ) -> Result<Self, String> {
-        let mut regexes = Vec::with_capacity(patterns.len());
+        let mut sources = Vec::with_capacity(patterns.len());
         let mut batch = Vec::with_capacity(patterns.len());
+        let mut heavy = false;
         for (i, p) in patterns.iter().enumerate() {
             if p.is_empty() {
                 let hint = if flag == "--pattern" {
@@ -105,43 +115,82 @@ impl PatternList {
                 ));
             }
             let source = if regex { p.clone() } else { regex::escape(p) };
-            let re = RegexBuilder::new(&source)
+            let parsed = regex_syntax::ParserBuilder::new()
                 .case_insensitive(!match_case)
-                .multi_line(false)
-                .size_limit(SIZE_LIMIT)
                 .build()
-                .map_err(|e| {
-                    let detail = e.to_string().replace('\n', " ");
-                    let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
-                    format!("{flag} #{} is not a valid regex: {detail}", i + 1)
-                })?;
-            regexes.push(re);
+                .parse(&source);
+            match parsed {
+                // The engine's own error says what is wrong.
+                Err(_) => {
+                    compile(&source, match_case).map_err(|e| bad(flag, i, &e))?;
+                }
+                Ok(hir) => heavy |= weight(&hir) > LIGHT,
+            }
             batch.push(batch_safe(&source, regex).then(std::sync::OnceLock::new));
+            sources.push(source);
+        }
+        let compiled = std::sync::Arc::new(std::sync::OnceLock::new());
+        if heavy {
+            let mut regexes = Vec::with_capacity(sources.len());
+            for (i, source) in sources.iter().enumerate() {
+                regexes.push(compile(source, match_case).map_err(|e| bad(flag, i, &e))?);
+            }
+            let _ = compiled.set(regexes);
         }
         Ok(Self {
-            regexes,
+            sources,
+            compiled,
             batch,
             match_case,
         })
     }
 
+    /// Compile the patterns on a thread of their own from now, while the
+    /// caller talks to tmux: a wait that needs them gets them then, or
+    /// waits for the rest of the compile.
+    pub fn compile_ahead(&self) {
+        if self.compiled.get().is_some() || self.sources.is_empty() {
+            return;
+        }
+        let (compiled, sources, match_case) =
+            (self.compiled.clone(), self.sources.clone(), self.match_case);
+        // Without a thread they are compiled when first used.
+        let _ = std::thread::Builder::new()
+            .name("compile".into())
+            .spawn(move || {
+                compiled.get_or_init(|| compile_checked(&sources, match_case));
+            });
+    }
+
+    /// The patterns' regexes, compiled on the first call (or by the thread
+    /// `compile_ahead` started: then this waits for it).
+    fn regexes(&self) -> &[Regex] {
+        self.compiled
+            .get_or_init(|| compile_checked(&self.sources, self.match_case))
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.regexes.is_empty()
+        self.sources.is_empty()
+    }
+
+    /// How many patterns there are.
+    pub fn len(&self) -> usize {
+        self.sources.len()
     }
 
     /// Pattern `i` hits `line`.
     pub fn hits(&self, i: usize, line: &str) -> bool {
-        self.regexes.get(i).is_some_and(|re| re.is_match(line))
+        self.regexes().get(i).is_some_and(|re| re.is_match(line))
     }
 
     /// One regex that hits a line when any pattern of `self` or `other`
     /// does (both compiled with the same case rule).
     pub fn any_of(&self, other: &PatternList) -> Regex {
         let alternatives: Vec<String> = self
-            .regexes
+            .sources
             .iter()
-            .chain(&other.regexes)
-            .map(|r| format!("(?:{})", r.as_str()))
+            .chain(&other.sources)
+            .map(|r| format!("(?:{r})"))
             .collect();
         let source = if alternatives.is_empty() {
             // Any line at all.
@@ -162,16 +211,16 @@ impl PatternList {
     /// is not fit for that, or there is none.
     pub fn needed(&self, other: &PatternList) -> Option<Needed> {
         let all = || {
-            self.regexes
+            self.sources
                 .iter()
                 .zip(&self.batch)
-                .chain(other.regexes.iter().zip(&other.batch))
+                .chain(other.sources.iter().zip(&other.batch))
         };
         if all().next().is_none() || all().any(|(_, b)| b.is_none()) {
             return None;
         }
         let source = all()
-            .map(|(r, _)| format!("(?:{})", r.as_str()))
+            .map(|(r, _)| format!("(?:{r})"))
             .collect::<Vec<_>>()
             .join("|");
         Some(Needed::new(source, self.match_case))
@@ -184,7 +233,7 @@ impl PatternList {
             .get(i)?
             .as_ref()?
             .get_or_init(|| {
-                RegexBuilder::new(self.regexes[i].as_str())
+                RegexBuilder::new(&self.sources[i])
                     .case_insensitive(!self.match_case)
                     .multi_line(true)
                     .size_limit(SIZE_LIMIT)
@@ -201,7 +250,7 @@ impl PatternList {
         // one search over all of them says which patterns need a look.
         let joined = (lines.len() >= BATCH_AT && self.batch.iter().any(Option::is_some))
             .then(|| join_lines(lines));
-        self.regexes.iter().enumerate().find_map(|(i, re)| {
+        self.regexes().iter().enumerate().find_map(|(i, re)| {
             if let Some(text) = &joined
                 && let Some(all) = self.batch_regex(i)
                 && !all.is_match(text)
@@ -216,6 +265,66 @@ impl PatternList {
                 .collect();
             (!hits.is_empty()).then_some((i, hits))
         })
+    }
+}
+
+/// A pattern's regex, as every pattern is compiled.
+fn compile(source: &str, match_case: bool) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(source)
+        .case_insensitive(!match_case)
+        .multi_line(false)
+        .size_limit(SIZE_LIMIT)
+        .build()
+}
+
+/// Patterns checked by [`PatternList::new`]: they parsed, and are far
+/// below the size limit (see [`weight`]), so they compile.
+fn compile_checked(sources: &[String], match_case: bool) -> Vec<Regex> {
+    sources
+        .iter()
+        .map(|s| {
+            compile(s, match_case)
+                .or_else(|_| {
+                    RegexBuilder::new(s)
+                        .case_insensitive(!match_case)
+                        .size_limit(usize::MAX)
+                        .build()
+                })
+                .expect("a pattern that parsed compiles")
+        })
+        .collect()
+}
+
+/// The error for pattern `i`, on one line.
+fn bad(flag: &str, i: usize, e: &regex::Error) -> String {
+    let detail = e.to_string().replace('\n', " ");
+    let detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{flag} #{} is not a valid regex: {detail}", i + 1)
+}
+
+/// Patterns that weigh more than this are compiled when checked. A unit
+/// is about one state of the engine's automaton, well over: the heaviest
+/// light pattern is a few megabytes compiled, the size limit 64.
+const LIGHT: u64 = 1 << 16;
+
+/// An upper bound on the size of a parsed pattern's automaton, in units
+/// of [`LIGHT`]: a Unicode range becomes at most a few UTF-8 sequences
+/// of up to four bytes, and a counted repeat repeats its part.
+fn weight(hir: &regex_syntax::hir::Hir) -> u64 {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => 1,
+        HirKind::Literal(l) => l.0.len() as u64 + 1,
+        HirKind::Class(Class::Unicode(c)) => c.ranges().len() as u64 * 16 + 1,
+        HirKind::Class(Class::Bytes(c)) => c.ranges().len() as u64 + 1,
+        HirKind::Repetition(r) => {
+            let times = r.max.unwrap_or(r.min).max(r.min).max(1) as u64 + 1;
+            weight(&r.sub).saturating_mul(times)
+        }
+        HirKind::Capture(c) => weight(&c.sub).saturating_add(1),
+        HirKind::Concat(all) | HirKind::Alternation(all) => {
+            all.iter().map(weight).fold(1, u64::saturating_add)
+        }
     }
 }
 
@@ -304,7 +413,7 @@ mod tests {
 
     /// What `first_hit` must give: each pattern tried on each line alone.
     fn line_by_line(l: &PatternList, lines: &[&str]) -> Option<(usize, Vec<usize>)> {
-        (0..l.regexes.len()).find_map(|i| {
+        (0..l.len()).find_map(|i| {
             let hits: Vec<usize> = (0..lines.len()).filter(|&j| l.hits(i, lines[j])).collect();
             (!hits.is_empty()).then_some((i, hits))
         })
@@ -377,6 +486,46 @@ mod tests {
                 .needed(&list(&[], false, false))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn patterns_compiled_ahead_or_when_used_hit_the_same_lines() {
+        let given: Vec<String> = ["Ready", "k", r"\w+ done$"].map(String::from).to_vec();
+        let lines = ["READY", "\u{212a}", "all done", "x"];
+        let want = list(&["Ready", "k", r"\w+ done$"], true, false).first_hit(&lines);
+        let ahead = PatternList::new(&given, true, false, "--pattern").unwrap();
+        ahead.compile_ahead();
+        // A clone made while the thread compiles shares what it compiles.
+        let twin = ahead.clone();
+        assert_eq!(ahead.first_hit(&lines), want);
+        assert_eq!(twin.first_hit(&lines[1..]), Some((1, vec![0])));
+        assert!(twin.hits(2, "all done") && !twin.hits(2, "done"));
+        assert_eq!(want, Some((0, vec![0])));
+    }
+
+    #[test]
+    fn a_pattern_near_the_size_limit_is_compiled_and_refused_when_given() {
+        // Light patterns are left to compile later; heavy ones are not.
+        let light = ["MARK_b3", r"\w+", r"^\$ $", "[a-z]{1,20}"];
+        for p in light {
+            let h = regex_syntax::ParserBuilder::new()
+                .case_insensitive(true)
+                .build()
+                .parse(p)
+                .unwrap();
+            assert!(weight(&h) <= LIGHT, "{p}: {}", weight(&h));
+        }
+        let l = PatternList::new(&[r"\w{20}".into()], true, false, "--pattern").unwrap();
+        assert!(
+            l.compiled.get().is_some(),
+            "a heavy pattern is compiled when given"
+        );
+        let e = PatternList::new(&[r"\w{10000}{10}".into()], true, false, "--stop").unwrap_err();
+        assert!(
+            e.starts_with("--stop #1 is not a valid regex") && e.contains("size limit"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
     }
     let start = Instant::now();
     let deadline = start + req.timeout;
+    // They compile while tmux answers.
+    req.patterns.compile_ahead();
+    req.stops.compile_ahead();
     let pane = resolve_pane(&req.socket, req.target.as_deref())?;
     let setup = Setup {
         interval: req.interval,
