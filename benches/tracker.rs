@@ -3,7 +3,9 @@
 //! (chunks of 16 KiB). `cargo bench --bench tracker` prints MB/s per core
 //! for each; CI builds it (`cargo bench --no-run`) but does not time it.
 //! The third figure is a text wait's whose pattern the output never holds:
-//! its tracker makes only the lines the pattern can hit.
+//! its tracker makes only the lines the pattern can hit. The last line is
+//! a coding agent's screen redrawn in place, as the hub reads it for the
+//! waits on it (`frame_run`, see `hub::sieve`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,6 +55,46 @@ fn escapes(lines: usize) -> Vec<u8> {
     v
 }
 
+/// `frames` frames of an agent's screen redrawn in place while it works
+/// (as `scripts/bench --flood-kind redraw` draws them): home, then 40 rows
+/// each cleared and written in colour with a spinner and a counter.
+fn redraw(frames: usize) -> Vec<u8> {
+    let spin: Vec<char> = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏".chars().collect();
+    let mut v = Vec::new();
+    for f in 0..frames {
+        v.extend_from_slice(b"\x1b[H");
+        for r in 0..40 {
+            v.extend_from_slice(
+                format!(
+                    "\x1b[2K\x1b[38;5;{}m{}\x1b[0m working on step {f} of the plan, row {r} \x1b[1mbold\x1b[22m\r\n",
+                    16 + (f + r) % 200,
+                    spin[(f + r) % 10]
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    v
+}
+
+/// MB/s of the hub's look for runs of a redrawn screen no pattern hits,
+/// over `data` in 16 KiB chunks (each from its first run on, as the hub
+/// asks again after a run).
+fn frames_throughput(data: &[u8], re: &regex::bytes::Regex) -> f64 {
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        for chunk in data.chunks(16 * 1024) {
+            let mut at = 0;
+            while let Some(run) = tmux_wait::engine::vt::frame_run(&chunk[at..], 120, re) {
+                at += run.to;
+            }
+        }
+        best = best.min(start.elapsed());
+    }
+    data.len() as f64 / best.as_secs_f64() / 1e6
+}
+
 /// MB/s of feeding `data` in 16 KiB chunks, the best of a few rounds;
 /// with `needed`, only lines it can hit are wanted (the last 20 kept).
 fn throughput(data: &[u8], final_lines: bool, needed: Option<&Arc<Needed>>) -> f64 {
@@ -81,6 +123,7 @@ fn main() {
     let plain = plain(300_000);
     let esc = escapes(60_000);
     let short = short(2_000_000);
+    let redraw = redraw(5_000);
     let none = PatternList::new(&[], false, false, "--stop").expect("no patterns");
     let never = PatternList::new(&["NEVER-THERE".to_owned()], false, false, "--pattern")
         .expect("a literal")
@@ -90,6 +133,7 @@ fn main() {
         ("plain text", &plain),
         ("short lines", &short),
         ("escape-heavy", &esc),
+        ("redrawn", &redraw),
     ] {
         println!(
             "{name:>13}: {:>7.1} MB/s (text waits), {:>7.1} MB/s (command output), {:>7.1} MB/s (a text wait for a pattern not there), {} MB",
@@ -99,4 +143,13 @@ fn main() {
             data.len() / 1_000_000
         );
     }
+    let re = never
+        .as_ref()
+        .and_then(|n| n.regex())
+        .expect("the needed regex");
+    println!(
+        "{:>13}: {:>7.1} MB/s (the hub's look for frames no pattern hits)",
+        "redrawn",
+        frames_throughput(&redraw, re)
+    );
 }

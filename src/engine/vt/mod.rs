@@ -770,6 +770,8 @@ mod tests {
         assert_eq!(run(4, &[b"abcdefghij\r\n"]), ["abcdefghij"]);
         // \r returns to the start of the current row, not of the line.
         assert_eq!(run(4, &[b"abcdefgh\rXY\r\n"]), ["abcdefgh", "abcdXYgh"]);
+        // A line that ends its first row exactly: \r goes to that row's start.
+        assert_eq!(run(4, &[b"abcd\rXY\r\n"]), ["abcd", "XYcd"]);
     }
 
     #[test]
