@@ -1,0 +1,197 @@
+//! The static binaries of the release archives themselves: what an archive
+//! holds, the x86_64 binary in an empty chroot, the aarch64 one under
+//! qemu-user.
+
+use super::{ARM, X86, is_root, release, unpack};
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// The archive holds the binary, the README and both licences in one
+/// directory, owned by 0 and in order; SHA256SUMS lists it; the signature
+/// verifies with ssh-keygen as the plugin checks it.
+#[test]
+fn the_archive_holds_binary_readme_and_licences_and_is_signed() {
+    let r = release::current(X86);
+    let name = format!("tmux-wait-{}-{}", r.version, r.target);
+    let out = Command::new("tar")
+        .args(["-tvzf"])
+        .arg(r.dir.join(r.archive_name()))
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let entries: Vec<&str> = listing
+        .lines()
+        .map(|l| l.split_whitespace().last().unwrap())
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            format!("{name}/"),
+            format!("{name}/LICENSE-APACHE"),
+            format!("{name}/LICENSE-MIT"),
+            format!("{name}/README.md"),
+            format!("{name}/tmux-wait"),
+        ]
+    );
+    assert!(
+        listing.lines().all(|l| l.contains(" 0/0 ")),
+        "owners: {listing}"
+    );
+    let sums = std::fs::read_to_string(r.dir.join("SHA256SUMS")).unwrap();
+    assert!(
+        sums.lines()
+            .any(|l| l.ends_with(&format!("  {}", r.archive_name()))),
+        "{sums}"
+    );
+    let mut c = Command::new("sha256sum");
+    c.args(["-c", "SHA256SUMS"]).current_dir(&r.dir);
+    assert_eq!(run_bounded(c).code, Some(0));
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(
+            "ssh-keygen -Y verify -f \"$1\" -I tmux-wait-release -n tmux-wait-release \
+             -s SHA256SUMS.sig < SHA256SUMS",
+        )
+        .arg("sh")
+        .arg(&r.signers)
+        .current_dir(&r.dir);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+}
+
+/// The x86_64 binary is static: it runs in a chroot that holds nothing
+/// else, and waits for text there. (The wait runs the tmux client, so its
+/// chroot also has tmux with its libraries, /dev/null and the server's
+/// socket; tmux-wait itself needs none of them.) As root only.
+#[test]
+fn the_x86_64_binary_runs_in_an_empty_chroot() {
+    if !is_root() {
+        println!("skipped: chroot needs root");
+        return;
+    }
+    let r = release::current(X86);
+    let s = TestServer::new();
+    let jail = s.dir().join("jail");
+    unpack(r, &s.dir().join("unpacked"));
+    let bin = s.dir().join(format!(
+        "unpacked/tmux-wait-{}-{}/tmux-wait",
+        r.version, r.target
+    ));
+    std::fs::create_dir_all(&jail).unwrap();
+    install_file(&bin, &jail.join("tmux-wait"), 0o755);
+    let chroot_bin = ["/usr/sbin/chroot", "/sbin/chroot", "/usr/bin/chroot"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+        .unwrap_or("chroot");
+    let chroot = |args: &[&str]| {
+        let mut c = Command::new(chroot_bin);
+        c.arg(&jail).args(args).env_clear();
+        run_bounded(c)
+    };
+    let f = chroot(&["/tmux-wait", "--version"]);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(f.stdout.trim(), format!("tmux-wait {}", r.version));
+    let f = chroot(&["/tmux-wait", "shell-init", "bash"]);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert!(std::fs::read_dir(&jail).unwrap().count() == 1);
+    // The wait: tmux (with what it links), /dev/null, a UTF-8 locale for
+    // tmux, and a hard link to the server's socket.
+    let tmux = tmux_dir().join("tmux");
+    install_file(&tmux, &jail.join("tmux"), 0o755);
+    let ldd = Command::new("ldd").arg(&tmux).output().unwrap();
+    for lib in String::from_utf8_lossy(&ldd.stdout)
+        .split_whitespace()
+        .filter(|w| w.starts_with('/'))
+    {
+        let to = jail.join(lib.trim_start_matches('/'));
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(lib, to).unwrap();
+    }
+    let locale = Path::new("/usr/lib/locale/C.utf8");
+    if locale.is_dir() {
+        std::fs::create_dir_all(jail.join("usr/lib/locale")).unwrap();
+        let st = Command::new("cp")
+            .arg("-r")
+            .arg(locale)
+            .arg(jail.join("usr/lib/locale/"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    std::fs::create_dir_all(jail.join("dev")).unwrap();
+    let st = Command::new("mknod")
+        .args(["-m", "666"])
+        .arg(jail.join("dev/null"))
+        .args(["c", "1", "3"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "mknod");
+    std::fs::hard_link(&s.socket, jail.join("s")).expect("link the socket");
+    let mut c = Command::new(chroot_bin);
+    c.arg(&jail)
+        .args(["/tmux-wait", "-S", "/s"])
+        .env_clear()
+        .env("TMUX_WAIT_TMUX", "/tmux")
+        .env("LC_ALL", "C.UTF-8");
+    let w = s.start_wait_cmd(
+        c,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--engine",
+            "poll",
+            "--pattern",
+            "IN-THE-JAIL",
+            "--json",
+        ],
+    );
+    // (Split in the typed line, so that only the output matches.)
+    s.type_line(&s.pane, "echo IN-THE-$((1))JAIL | tr -d 1");
+    let f = w.finish(&s);
+    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+}
+
+/// The aarch64 binary runs --version and a text wait under qemu-user.
+#[test]
+fn the_aarch64_binary_runs_under_qemu() {
+    if !installed("qemu-aarch64") {
+        println!("skipped: qemu-aarch64 is not installed (Debian: qemu-user)");
+        return;
+    }
+    let r = release::current(ARM);
+    let s = TestServer::new();
+    unpack(r, &s.dir().join("unpacked"));
+    let bin = s.dir().join(format!(
+        "unpacked/tmux-wait-{}-{}/tmux-wait",
+        r.version, r.target
+    ));
+    let mut c = Command::new("qemu-aarch64");
+    c.arg(&bin).arg("--version");
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(f.stdout.trim(), format!("tmux-wait {}", r.version));
+    let mut c = Command::new("qemu-aarch64");
+    c.arg(&bin)
+        .arg("-S")
+        .arg(&s.socket)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    let w = s.start_wait_cmd(
+        c,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--engine",
+            "poll",
+            "--pattern",
+            "UNDER-QEMU",
+            "--json",
+        ],
+    );
+    s.type_line(&s.pane, "echo UNDER-$((1))QEMU | tr -d 1");
+    let f = w.finish(&s);
+    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+}
