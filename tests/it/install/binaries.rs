@@ -1,6 +1,6 @@
 //! The static binaries of the release archives themselves: what an archive
 //! holds, the x86_64 binary in an empty chroot, the aarch64 one under
-//! qemu-user.
+//! qemu-user, and how the x86_64 one takes memory.
 
 use super::{ARM, X86, is_root, release, unpack};
 use crate::common::*;
@@ -192,6 +192,62 @@ fn the_aarch64_binary_runs_under_qemu() {
         ],
     );
     s.type_line(&s.pane, "echo UNDER-$((1))QEMU | tr -d 1");
+    let f = w.finish(&s);
+    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+}
+
+/// The x86_64 binary asks for no transparent huge pages (mimalloc's
+/// madvise, off at build time): with them, each process cleared three
+/// 2 MiB pages as it started, and every call paid 0.2-0.3 floors for it
+/// (docs/benchmarks.md). A wait of the binary and the hub it started,
+/// each read from its `smaps` while it runs: no mapping of theirs is
+/// marked `hg` (madvised for huge pages).
+#[test]
+fn the_x86_64_binary_asks_for_no_huge_pages() {
+    let r = release::current(X86);
+    let s = TestServer::new();
+    unpack(r, &s.dir().join("unpacked"));
+    let bin = s.dir().join(format!(
+        "unpacked/tmux-wait-{}-{}/tmux-wait",
+        r.version, r.target
+    ));
+    let mut c = Command::new(&bin);
+    c.arg("-S")
+        .arg(&s.socket)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    let w = s.start_wait_cmd(
+        c,
+        &[
+            "text",
+            "-t",
+            &s.pane,
+            "--pattern",
+            "NO-HUGE-PAGES",
+            "--json",
+        ],
+    );
+    let hubs = s.hub_pids();
+    assert_eq!(hubs.len(), 1, "one hub, started by the wait: {hubs:?}");
+    let hub_exe = std::fs::read_link(format!("/proc/{}/exe", hubs[0])).unwrap();
+    assert_eq!(hub_exe, bin, "the hub is the static binary");
+    for pid in [w.pid().to_string(), hubs[0].clone()] {
+        let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+        let flags: Vec<&str> = smaps
+            .lines()
+            .filter(|l| l.starts_with("VmFlags:"))
+            .collect();
+        assert!(!flags.is_empty(), "no mappings read for {pid}");
+        let huge: Vec<&&str> = flags
+            .iter()
+            .filter(|l| l.split_whitespace().any(|f| f == "hg"))
+            .collect();
+        assert!(
+            huge.is_empty(),
+            "process {pid} madvised huge pages: {huge:?}"
+        );
+    }
+    s.type_line(&s.pane, "echo NO-HUGE-$((1))PAGES | tr -d 1");
     let f = w.finish(&s);
     assert_eq!(f.json()["outcome"], "matched", "{f:?}");
 }
