@@ -4,8 +4,38 @@
 
 use super::{ARM, X86, is_root, release, unpack};
 use crate::common::*;
-use std::path::Path;
+use release::Release;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The binary of release `r`, unpacked in the test's directory.
+fn unpacked(r: &Release, s: &TestServer) -> PathBuf {
+    unpack(r, &s.dir().join("unpacked"));
+    s.dir().join(format!(
+        "unpacked/tmux-wait-{}-{}/tmux-wait",
+        r.version, r.target
+    ))
+}
+
+/// A text wait for `word` (`A-B`), run by `c` (the binary, as a chroot or
+/// qemu starts it), armed; `engine` picks one.
+fn wait_for_word(s: &TestServer, c: Command, word: &str, engine: Option<&str>) -> Waiter {
+    let mut args = vec!["text", "-t", &s.pane];
+    if let Some(e) = engine {
+        args.extend(["--engine", e]);
+    }
+    args.extend(["--pattern", word, "--json"]);
+    s.start_wait_cmd(c, &args)
+}
+
+/// `word` printed in the pane ends the wait with a match. (Split in the
+/// typed line, so that only the output matches.)
+fn print_word(s: &TestServer, w: Waiter, word: &str) {
+    let (head, tail) = word.rsplit_once('-').expect("a word with a dash");
+    s.type_line(&s.pane, &format!("echo {head}-$((1)){tail} | tr -d 1"));
+    let f = w.finish(s);
+    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+}
 
 /// The archive holds the binary, the README and both licences in one
 /// directory, owned by 0 and in order; SHA256SUMS lists it; the signature
@@ -73,11 +103,7 @@ fn the_x86_64_binary_runs_in_an_empty_chroot() {
     let r = release::current(X86);
     let s = TestServer::new();
     let jail = s.dir().join("jail");
-    unpack(r, &s.dir().join("unpacked"));
-    let bin = s.dir().join(format!(
-        "unpacked/tmux-wait-{}-{}/tmux-wait",
-        r.version, r.target
-    ));
+    let bin = unpacked(r, &s);
     std::fs::create_dir_all(&jail).unwrap();
     install_file(&bin, &jail.join("tmux-wait"), 0o755);
     let chroot_bin = ["/usr/sbin/chroot", "/sbin/chroot", "/usr/bin/chroot"]
@@ -134,23 +160,8 @@ fn the_x86_64_binary_runs_in_an_empty_chroot() {
         .env_clear()
         .env("TMUX_WAIT_TMUX", "/tmux")
         .env("LC_ALL", "C.UTF-8");
-    let w = s.start_wait_cmd(
-        c,
-        &[
-            "text",
-            "-t",
-            &s.pane,
-            "--engine",
-            "poll",
-            "--pattern",
-            "IN-THE-JAIL",
-            "--json",
-        ],
-    );
-    // (Split in the typed line, so that only the output matches.)
-    s.type_line(&s.pane, "echo IN-THE-$((1))JAIL | tr -d 1");
-    let f = w.finish(&s);
-    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+    let w = wait_for_word(&s, c, "IN-THE-JAIL", Some("poll"));
+    print_word(&s, w, "IN-THE-JAIL");
 }
 
 /// The aarch64 binary runs --version and a text wait under qemu-user.
@@ -162,11 +173,7 @@ fn the_aarch64_binary_runs_under_qemu() {
     }
     let r = release::current(ARM);
     let s = TestServer::new();
-    unpack(r, &s.dir().join("unpacked"));
-    let bin = s.dir().join(format!(
-        "unpacked/tmux-wait-{}-{}/tmux-wait",
-        r.version, r.target
-    ));
+    let bin = unpacked(r, &s);
     let mut c = Command::new("qemu-aarch64");
     c.arg(&bin).arg("--version");
     let f = run_bounded(c);
@@ -178,22 +185,8 @@ fn the_aarch64_binary_runs_under_qemu() {
         .arg(&s.socket)
         .env_remove("TMUX")
         .env_remove("TMUX_PANE");
-    let w = s.start_wait_cmd(
-        c,
-        &[
-            "text",
-            "-t",
-            &s.pane,
-            "--engine",
-            "poll",
-            "--pattern",
-            "UNDER-QEMU",
-            "--json",
-        ],
-    );
-    s.type_line(&s.pane, "echo UNDER-$((1))QEMU | tr -d 1");
-    let f = w.finish(&s);
-    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+    let w = wait_for_word(&s, c, "UNDER-QEMU", Some("poll"));
+    print_word(&s, w, "UNDER-QEMU");
 }
 
 /// The x86_64 binary asks for no transparent huge pages (mimalloc's
@@ -206,27 +199,13 @@ fn the_aarch64_binary_runs_under_qemu() {
 fn the_x86_64_binary_asks_for_no_huge_pages() {
     let r = release::current(X86);
     let s = TestServer::new();
-    unpack(r, &s.dir().join("unpacked"));
-    let bin = s.dir().join(format!(
-        "unpacked/tmux-wait-{}-{}/tmux-wait",
-        r.version, r.target
-    ));
+    let bin = unpacked(r, &s);
     let mut c = Command::new(&bin);
     c.arg("-S")
         .arg(&s.socket)
         .env_remove("TMUX")
         .env_remove("TMUX_PANE");
-    let w = s.start_wait_cmd(
-        c,
-        &[
-            "text",
-            "-t",
-            &s.pane,
-            "--pattern",
-            "NO-HUGE-PAGES",
-            "--json",
-        ],
-    );
+    let w = wait_for_word(&s, c, "NO-HUGE-PAGES", None);
     let hubs = s.hub_pids();
     assert_eq!(hubs.len(), 1, "one hub, started by the wait: {hubs:?}");
     let hub_exe = std::fs::read_link(format!("/proc/{}/exe", hubs[0])).unwrap();
@@ -247,7 +226,5 @@ fn the_x86_64_binary_asks_for_no_huge_pages() {
             "process {pid} madvised huge pages: {huge:?}"
         );
     }
-    s.type_line(&s.pane, "echo NO-HUGE-$((1))PAGES | tr -d 1");
-    let f = w.finish(&s);
-    assert_eq!(f.json()["outcome"], "matched", "{f:?}");
+    print_word(&s, w, "NO-HUGE-PAGES");
 }
