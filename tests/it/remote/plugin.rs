@@ -14,6 +14,16 @@ fn the_status_segment_counts_a_remote_pane_and_the_menu_goes_there() {
     let a = Sshd::start(&keys, "hosta", true);
     let ta = a.tmux(4);
     let s = server_with("set -g @tmux-wait-attention on\nset -g @tmux-wait-hosts hosta");
+    // The ssh connections' sockets in the test's own directory, for the
+    // plugin's processes and ours alike (the harness clears
+    // XDG_RUNTIME_DIR, and tmux's directory is every test's).
+    let run = keys.run_dir();
+    s.tmux(&[
+        "set-environment",
+        "-g",
+        "XDG_RUNTIME_DIR",
+        &run.to_string_lossy(),
+    ]);
     s.tmux(&[
         "set-option",
         "-g",
@@ -44,7 +54,8 @@ fn the_status_segment_counts_a_remote_pane_and_the_menu_goes_there() {
         .map(|b| format!("{b:02x}"))
         .collect();
     let mut c = s.tw();
-    c.args(["attention", "go", &id, "-c", &person.name]);
+    c.env("XDG_RUNTIME_DIR", &run)
+        .args(["attention", "go", &id, "-c", &person.name]);
     let f = run_bounded(c);
     assert_eq!(f.code, Some(0), "{f:?}");
     // A window of ours runs ssh, attached there to the pane's session
@@ -70,7 +81,8 @@ fn the_status_segment_counts_a_remote_pane_and_the_menu_goes_there() {
     });
     s.tmux(&["select-window", "-t", ":0"]);
     let mut c = s.tw();
-    c.args(["attention", "go", &id, "-c", &person.name]);
+    c.env("XDG_RUNTIME_DIR", &run)
+        .args(["attention", "go", &id, "-c", &person.name]);
     assert_eq!(run_bounded(c).code, Some(0));
     let windows = s.tmux(&[
         "list-windows",
