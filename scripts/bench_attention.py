@@ -53,6 +53,12 @@ def configure(bin_path, env):
     ENV = dict(env)
 
 
+def is_helper(argv0):
+    """A process of the helper measured: `tmux-wait`, or the build
+    TMUX_WAIT_BENCH_BIN names, whatever its file is called."""
+    return os.path.basename(argv0) in ("tmux-wait", os.path.basename(BIN))
+
+
 # ------------------------------------------------------------------ tables
 
 class Tables:
@@ -353,7 +359,7 @@ class PrivateServer:
         out = []
         for p in all_pids():
             c = cmdline(p)
-            if c and os.path.basename(c[0]) in ("tmux-wait", os.path.basename(BIN)) and \
+            if c and is_helper(c[0]) and \
                     any(a == self.name or a.endswith("/" + self.name) for a in c):
                 out.append(p)
         return out
