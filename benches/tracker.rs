@@ -80,7 +80,7 @@ fn redraw(frames: usize) -> Vec<u8> {
 /// MB/s of the hub's look for runs of a redrawn screen no pattern hits,
 /// over `data` in 16 KiB chunks (each from its first run on, as the hub
 /// asks again after a run).
-fn frames_throughput(data: &[u8], re: &regex::bytes::Regex) -> f64 {
+fn frames_throughput(data: &[u8], re: &tmux_wait::matcher::Joined) -> f64 {
     let mut best = Duration::MAX;
     for _ in 0..5 {
         let start = Instant::now();
@@ -143,13 +143,14 @@ fn main() {
             data.len() / 1_000_000
         );
     }
+    // The hub joins the waits' patterns as the sieve does.
     let re = never
         .as_ref()
-        .and_then(|n| n.regex())
-        .expect("the needed regex");
+        .and_then(|n| tmux_wait::matcher::Joined::new(&[(n.source().to_owned(), n.match_case())]))
+        .expect("the joined patterns");
     println!(
         "{:>13}: {:>7.1} MB/s (the hub's look for frames no pattern hits)",
         "redrawn",
-        frames_throughput(&redraw, re)
+        frames_throughput(&redraw, &re)
     );
 }

@@ -7,6 +7,9 @@
 
 use regex::{Regex, RegexBuilder};
 
+mod joined;
+pub use joined::Joined;
+
 /// A list of patterns, in the order the user gave them, checked when made
 /// and compiled when first used (or ahead, see [`PatternList::compile_ahead`]).
 #[derive(Debug, Clone)]

@@ -32,7 +32,9 @@
 //! turn: the hub asks the sieve again about the rest of the chunk.
 
 use super::protocol::{Framed, Sieved, Wants};
+use crate::matcher::Joined;
 use crate::plain::{Ground, bare_lines, start_of_last_lines, styled_line_text};
+use std::ops::ControlFlow;
 
 /// Bytes a wait is sent whole before its chunks are sieved: a wait for
 /// the next few lines is never sieved. (It was 64 KiB, as much as a
@@ -93,7 +95,7 @@ pub struct FrameRun {
 }
 
 /// Finds a [`FrameRun`] in `bytes`, for a screen `width` wide.
-pub type Framer = fn(&[u8], usize, &regex::bytes::Regex) -> Option<FrameRun>;
+pub type Framer = fn(&[u8], usize, &Joined) -> Option<FrameRun>;
 
 /// One pane's sieve: where its stream stands, and the joined patterns.
 #[derive(Debug, Default)]
@@ -120,7 +122,7 @@ pub struct Sieve {
     alt: bool,
     /// The patterns the joined regex was built from, sorted.
     key: Vec<(String, bool)>,
-    joined: Option<regex::bytes::Regex>,
+    joined: Option<Joined>,
     keep: usize,
     /// Finds the runs of a screen redrawn in place, and the width every
     /// wait sieved for has (None when they differ, or one of them takes
@@ -187,7 +189,7 @@ impl Sieve {
     }
 
     /// A run of plain (or coloured) lines to leave out.
-    fn line_cut(&self, re: &regex::bytes::Regex, chunk: &[u8]) -> Option<Cut> {
+    fn line_cut(&self, re: &Joined, chunk: &[u8]) -> Option<Cut> {
         // A run starts at a line's start, in ground, after the chunk's
         // first line (which may end one begun before).
         let from = if self.line_start {
@@ -233,16 +235,26 @@ impl Sieve {
             }
         };
         let mut start = 0;
-        for m in re.find_iter(run) {
-            let line = memchr::memrchr(b'\n', &run[..m.start()]).map_or(0, |p| p + 1);
+        let hit = re.for_each_hit(run, |m_start, m_end| {
+            let line = memchr::memrchr(b'\n', &run[..m_start]).map_or(0, |p| p + 1);
             if line >= start + MIN_RUN {
-                return Some(cut(start, line));
+                return ControlFlow::Break(Some(cut(start, line)));
             }
-            let last = m.end().max(m.start() + 1) - 1;
-            let past = last + memchr::memchr(b'\n', run.get(last..)?)? + 1;
+            let last = m_end.max(m_start + 1) - 1;
+            let Some(past) = run
+                .get(last..)
+                .and_then(|rest| memchr::memchr(b'\n', rest))
+                .map(|lf| last + lf + 1)
+            else {
+                return ControlFlow::Break(None);
+            };
             start = start.max(past);
+            ControlFlow::Continue(())
+        });
+        match hit {
+            Some(cut) => cut,
+            None => (len >= start + MIN_RUN).then(|| cut(start, len)),
         }
-        (len >= start + MIN_RUN).then(|| cut(start, len))
     }
 
     /// A run of a screen redrawn in place to leave out (see [`FrameRun`]):
@@ -250,7 +262,7 @@ impl Sieve {
     /// ground, with no line being read and not on the alternate screen, to
     /// the last row move the framer vouches for, before the chunk's last
     /// lines ([`FRAME_KEEP`] at most).
-    fn frame_cut(&self, re: &regex::bytes::Regex, chunk: &[u8]) -> Option<Cut> {
+    fn frame_cut(&self, re: &Joined, chunk: &[u8]) -> Option<Cut> {
         let (framer, width) = (self.framer?, self.width?);
         if self.alt {
             return None;
@@ -363,7 +375,7 @@ struct Marks {
 /// path takes them (`styled_line_text`), searched as they show, up to the
 /// line a pattern hits first. `region` starts at a line's start in ground,
 /// `at` bytes into the chunk.
-fn styled_cut(re: &regex::bytes::Regex, region: &[u8], at: usize) -> Option<Cut> {
+fn styled_cut(re: &Joined, region: &[u8], at: usize) -> Option<Cut> {
     // The lines' text, each ended by `\r\n` (as the regex expects), and
     // where each line ends in `region` and in the text.
     let mut text = Vec::with_capacity(region.len());
@@ -397,47 +409,31 @@ fn styled_cut(re: &regex::bytes::Regex, region: &[u8], at: usize) -> Option<Cut>
         })
     };
     let mut first = 0;
-    for m in re.find_iter(&text) {
-        let hit = ends.partition_point(|&(_, t)| t <= m.start());
+    let found = re.for_each_hit(&text, |m_start, m_end| {
+        let hit = ends.partition_point(|&(_, t)| t <= m_start);
         if hit > first
             && let Some(c) = cut(first, hit)
         {
-            return Some(c);
+            return ControlFlow::Break(c);
         }
-        let last = m.end().max(m.start() + 1);
+        let last = m_end.max(m_start + 1);
         first = first.max(ends.partition_point(|&(_, t)| t < last) + 1);
-    }
-    if first < ends.len() {
+        ControlFlow::Continue(())
+    });
+    if found.is_some() {
+        found
+    } else if first < ends.len() {
         cut(first, ends.len())
     } else {
         None
     }
 }
 
-/// One regex hitting what any of `key`'s hits, in the tracker's mode
+/// One search hitting what any of `key`'s hits, in the tracker's mode
 /// (multi-line, `\r\n` line ends); None when there is none, or it cannot
 /// be built (nothing is sieved then).
-fn join(key: &[(String, bool)]) -> Option<regex::bytes::Regex> {
-    if key.is_empty() {
-        return None;
-    }
-    let source = key
-        .iter()
-        .map(|(p, case)| {
-            if *case {
-                format!("(?:{p})")
-            } else {
-                format!("(?i:{p})")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("|");
-    regex::bytes::RegexBuilder::new(&source)
-        .multi_line(true)
-        .crlf(true)
-        .size_limit(crate::matcher::SIZE_LIMIT)
-        .build()
-        .ok()
+fn join(key: &[(String, bool)]) -> Option<Joined> {
+    Joined::new(key)
 }
 
 #[cfg(test)]

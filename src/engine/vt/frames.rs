@@ -22,6 +22,7 @@
 
 use super::*;
 use crate::hub::{FrameRun, Framed};
+use crate::matcher::Joined;
 
 /// The CSI sequence at the start of `b` (`ESC [`, parameters, a final
 /// byte; no intermediates): its length and final. A private one (`ESC [
@@ -92,7 +93,7 @@ fn may_leave_row(f: u8) -> bool {
 /// line drawn there that `re` hits (each line as a wait's tracker would
 /// emit it, states before an overwrite included). None when there is no
 /// such run.
-pub fn frame_run(bytes: &[u8], width: usize, re: &regex::bytes::Regex) -> Option<FrameRun> {
+pub fn frame_run(bytes: &[u8], width: usize, re: &Joined) -> Option<FrameRun> {
     let mut at = 0;
     let (start, head) = loop {
         let p = at + memchr::memchr(0x1b, &bytes[at..])?;
@@ -256,12 +257,8 @@ mod tests {
         out
     }
 
-    fn re(p: &str) -> regex::bytes::Regex {
-        regex::bytes::RegexBuilder::new(p)
-            .multi_line(true)
-            .crlf(true)
-            .build()
-            .unwrap()
+    fn re(p: &str) -> Joined {
+        Joined::new(&[(p.to_owned(), true)]).unwrap()
     }
 
     /// What a tracker emits for `data`, fed whole or with the run
