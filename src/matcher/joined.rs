@@ -33,17 +33,23 @@ pub struct Joined {
 impl Joined {
     /// None when there are no patterns, or they do not compile.
     pub fn new(patterns: &[(String, bool)]) -> Option<Joined> {
+        if patterns.is_empty() {
+            return None;
+        }
         let mut folded = Vec::new();
         let mut exact = Vec::new();
         for (source, match_case) in patterns {
             let hir = parse(source, *match_case)?;
+            // One that never matches (the attention watch wants no line:
+            // `[^\s\S]`) is left out: alone, the engine would still read
+            // every byte for it.
+            if hir.properties().minimum_len().is_none() {
+                continue;
+            }
             match fold(&hir).filter(|_| !*match_case) {
                 Some(f) => folded.push(f),
                 None => exact.push(hir),
             }
-        }
-        if folded.is_empty() && exact.is_empty() {
-            return None;
         }
         let build = |hirs: Vec<Hir>| -> Option<Option<Regex>> {
             if hirs.is_empty() {
@@ -321,6 +327,16 @@ mod tests {
         assert!(j.folded.is_none());
         assert!(!j.is_match(b"never"));
         assert!(j.is_match(b"Never"));
+    }
+
+    #[test]
+    fn a_pattern_that_never_matches_costs_no_search() {
+        let j = Joined::new(&key(&[(r"[^\s\S]", true)])).unwrap();
+        assert!(j.folded.is_none() && j.exact.is_none());
+        assert!(!j.is_match(b"anything\r\n"));
+        let j = Joined::new(&key(&[(r"[^\s\S]", true), ("never1", false)])).unwrap();
+        assert!(j.exact.is_none());
+        assert!(j.is_match(b"NEVER1"));
     }
 
     #[test]
