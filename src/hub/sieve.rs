@@ -7,7 +7,8 @@
 //! Why: under a flood, every wait on a pane received every byte and ran
 //! its own line tracker and pattern search over all of it; ten waits cost
 //! the producer several times what one did. Now the hub searches a chunk
-//! once, with one regex that joins every wait's, and a wait whose
+//! once for every wait's patterns (`matcher::Joined`, which keeps fifty
+//! case-blind patterns as fast to search as one), and a wait whose
 //! patterns cannot hit the run gets its first line, counts, and its last
 //! lines: what its tracker needs to stand exactly where the whole chunk
 //! would have put it (see `LineTracker::feed_sieved_chunk`).
