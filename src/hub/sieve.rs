@@ -352,6 +352,21 @@ impl Sieve {
         m
     }
 
+    /// Whole plain lines that no pattern of the waits sieved for may hit
+    /// could be left out of what they are sent from here, as `chunk` (all
+    /// of it such lines) shows: the stream stands at a line's start, in
+    /// ground, with no line being read and no title open, and `chunk`
+    /// leaves it there.
+    pub fn plain_lines_here(&self, chunk: &[u8]) -> bool {
+        self.line_start
+            && self.ground.is()
+            && !self.reading
+            && !self.in_title
+            && !chunk.is_empty()
+            && bare_lines(chunk).0 == chunk.len()
+            && !self.may_hit(chunk)
+    }
+
     /// Take `chunk` in: where the stream stands after it.
     pub fn advance(&mut self, chunk: &[u8]) {
         if let Some(&last) = chunk.last() {

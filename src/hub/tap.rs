@@ -47,6 +47,15 @@ const LONGEST_HOLD: Duration = Duration::from_millis(100);
 const LAST_LINE: usize = 1024;
 /// Held past this much, it is passed on whatever the time.
 const HOLD_MOST: usize = 4 << 20;
+// A pane that prints a line every few milliseconds (a build's log, an
+// agent's) is no flood, but each of its reads woke every wait on it: with
+// fifty text waits on a pane printing a line each 10 ms, the waits spent
+// 11 % of a core together, each about 22 µs a read. So with
+// [`HOLD_FROM`] waits or more, all of them sieved, a small read of whole
+// plain lines none of their patterns may hit is held too, as a flood is
+// (up to the longest hold); the first read that is not such lines (a
+// line a pattern may hit, a prompt, a question, an escape, keys' echo
+// without its line end) goes on at once, after what was held.
 
 pub(super) struct Tap {
     pub(super) token: String,
@@ -76,6 +85,9 @@ pub(super) struct Tap {
     last_line: Vec<u8>,
     /// The last read found the pipe full ([`FULL_READ`]).
     full: bool,
+    /// All that is held is small reads of plain lines no pattern may hit
+    /// (see the note at [`HOLD_MOST`]).
+    trickle: bool,
 }
 
 impl Tap {
@@ -95,6 +107,7 @@ impl Tap {
             hold_until: None,
             last_line: Vec::new(),
             full: false,
+            trickle: false,
         }
     }
 
@@ -107,9 +120,25 @@ impl Tap {
             && self.waits >= HOLD_FROM
             && self.held.len() + data.len() <= HOLD_MOST;
         if !flood {
+            let trickle = (self.held.is_empty() || self.trickle)
+                && self.waits >= HOLD_FROM
+                && self.all_sieved()
+                && self.held.len() + data.len() <= HOLD_MOST
+                && self.sieve.plain_lines_here(data);
             self.keep_last_line(data);
-            return false;
+            if !trickle {
+                return false;
+            }
+            let since = *self.held_since.get_or_insert(now);
+            let until = *self.hold_until.get_or_insert(since + LONGEST_HOLD);
+            if now >= until {
+                return false;
+            }
+            self.trickle = true;
+            self.held.extend_from_slice(data);
+            return true;
         }
+        self.trickle = false;
         let since = *self.held_since.get_or_insert(now);
         let longest = since + self.longest_hold();
         let until = *self.hold_until.get_or_insert(longest);
@@ -127,12 +156,17 @@ impl Tap {
 
     /// How long a hold may last with no pattern hit: see [`LONGEST_HOLD`].
     fn longest_hold(&self) -> Duration {
-        let all_sieved = self.waits > 0 && self.sieved.len() >= self.waits && !self.sieve_stale;
-        if !all_sieved {
+        if !self.all_sieved() {
             return HOLD;
         }
         let times = u32::try_from(self.waits / 10).unwrap_or(u32::MAX).max(1);
         HOLD.saturating_mul(times).min(LONGEST_HOLD)
+    }
+
+    /// Every wait the last read went to is sieved, for the wants the
+    /// sieve has.
+    fn all_sieved(&self) -> bool {
+        self.waits > 0 && self.sieved.len() >= self.waits && !self.sieve_stale
     }
 
     /// `data`, the stream's next read, may hold a line a sieved wait's
@@ -162,10 +196,17 @@ impl Tap {
         self.last_line.extend_from_slice(rest);
     }
 
+    /// What is held is small reads of plain lines (see the note at
+    /// [`HOLD_MOST`]).
+    pub(super) fn trickles(&self) -> bool {
+        self.trickle && !self.held.is_empty()
+    }
+
     /// What was held, to pass on before anything else of the pane (and
     /// to give back, [`Tap::held_back`], for the next hold to fill).
     pub(super) fn take_held(&mut self) -> Option<Vec<u8>> {
         (self.held_since, self.hold_until) = (None, None);
+        self.trickle = false;
         (!self.held.is_empty()).then(|| std::mem::take(&mut self.held))
     }
 
@@ -189,10 +230,10 @@ impl Tap {
     }
 
     /// When what is held is passed on whatever comes, if the flood went on
-    /// at the last read.
+    /// at the last read, or the hold is of small reads.
     pub(super) fn held_until(&self) -> Option<Instant> {
         self.hold_until
-            .filter(|_| self.full && !self.held.is_empty())
+            .filter(|_| (self.full || self.trickle) && !self.held.is_empty())
     }
 
     /// The waits the last read went to.
@@ -300,7 +341,49 @@ mod tests {
         t.sieve.set_wants(std::iter::repeat_n(&w, waits));
         t.sieved = (0..waits as u64).collect();
         t.read(FULL_READ, waits);
+        // (A line's end passed on: the stream stands at a line's start.)
+        t.sieve.advance(b"\r\n");
         t
+    }
+
+    #[test]
+    fn with_many_sieved_waits_small_reads_of_plain_lines_are_held_too() {
+        let now = Instant::now();
+        let line = b"compiling crate 7 of 90\r\n";
+        // Ten waits: held up to the longest hold, then due; the hold's
+        // time is when the hub wakes for it.
+        let mut t = sieved_tap(10, "^DONE$");
+        assert!(t.hold(line, now));
+        assert!(t.hold(line, now + HOLD));
+        assert_eq!(t.held_until(), Some(now + LONGEST_HOLD));
+        assert!(!t.held_due(now + HOLD));
+        assert!(t.held_due(now + LONGEST_HOLD));
+        assert!(!t.hold(line, now + LONGEST_HOLD));
+        assert_eq!(t.take_held().map(|h| h.len()), Some(2 * line.len()));
+        // What goes on at once, after what was held: a line a pattern may
+        // hit, a line not ended, an escape, a piece that is not ASCII.
+        for other in [
+            &b"DONE\r\n"[..],
+            b"$ ",
+            b"\x1b[1mbold\x1b[m\r\n",
+            "caf\u{e9}\r\n".as_bytes(),
+            b"a\nb\r\n",
+        ] {
+            let mut t = sieved_tap(50, "^DONE$");
+            assert!(t.hold(line, now));
+            assert!(!t.hold(other, now + Duration::from_millis(1)), "{other:?}");
+            assert_eq!(t.take_held().map(|h| h.len()), Some(line.len()));
+        }
+        // Fewer waits, or one not sieved: never held.
+        let mut t = sieved_tap(HOLD_FROM - 1, "^DONE$");
+        assert!(!t.hold(line, now));
+        let mut t = sieved_tap(10, "^DONE$");
+        t.read(line.len(), 11);
+        assert!(!t.hold(line, now));
+        // Nor while a shell reads a line (bracketed paste on).
+        let mut t = sieved_tap(10, "^DONE$");
+        t.sieve.advance(b"$ \x1b[?2004h");
+        assert!(!t.hold(line, now));
     }
 
     #[test]

@@ -413,6 +413,58 @@ fn fifty_waits_on_a_flood_each_get_their_line_with_most_of_it_left_out() {
     assert!(sieved >= 45, "waits sieved: {sieved}: {text}");
 }
 
+/// A pane that prints a line every few milliseconds, with eight waits on
+/// it: the lines none of their patterns hits are held a moment (each
+/// wait wakes a few times a second, not for every line), and each wait
+/// still gets exactly its line, with the lines before it in its tail.
+#[test]
+fn eight_waits_on_a_pane_printing_line_by_line_each_get_their_line() {
+    let s = TestServer::new();
+    let log = s.dir().join("hub.log");
+    let mut first = s.tw();
+    first.env("TMUX_WAIT_HUB_LOG", &log);
+    let last = wait_line_with(&s, first, &s.pane, "^done [0-9]+$");
+    let ticks = [40, 95, 130, 171, 172, 199];
+    let waits: Vec<(String, Waiter)> = ticks
+        .iter()
+        .map(|n| {
+            let line = format!("tick {n}");
+            let w = wait_line(&s, &s.pane, &format!("^{line}$"));
+            (line, w)
+        })
+        .collect();
+    let never = wait_never(&s, &s.pane);
+    wait_waiters(&s, 8);
+    // Its first lines at once: a wait's first 4 KiB are sent whole.
+    s.type_line(
+        &s.pane,
+        "seq 1 2000; for i in $(seq 1 200); do echo tick $i; sleep 0.005; done; echo done 9",
+    );
+    for (line, w) in waits {
+        let v = w.finish(&s).json();
+        assert_eq!(v["matched_lines"], serde_json::json!([line]), "{v}");
+    }
+    let v = last.finish(&s).json();
+    assert_eq!(v["matched_lines"], serde_json::json!(["done 9"]), "{v}");
+    let tail: Vec<&str> = v["tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .collect();
+    assert!(
+        tail.windows(3)
+            .any(|w| w == ["tick 199", "tick 200", "done 9"]),
+        "{tail:?}"
+    );
+    drop(never);
+    let held = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        held.contains("plain lines held, passed on"),
+        "the hub held no line: {held}"
+    );
+}
+
 /// The same with colours, as grep, compilers and test runners write
 /// them: each wait gets exactly its line (a pattern is matched against
 /// the line as it shows, colours apart), and a good part of the flood is

@@ -99,6 +99,9 @@ impl Hub {
     /// What was held, then `data`, passed on as one: each wait gets its
     /// last lines once for both. The waits they went to.
     fn pass_held_and(&mut self, pane: &str, data: &[u8]) -> usize {
+        if self.taps.get(pane).is_some_and(Tap::trickles) {
+            log(format_args!("{pane}: plain lines held, passed on"));
+        }
         let Some(mut held) = self.taps.get_mut(pane).and_then(Tap::take_held) else {
             return if data.is_empty() {
                 0
