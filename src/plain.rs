@@ -19,7 +19,12 @@ pub fn start_of_last_lines(data: &[u8], n: usize) -> usize {
 /// The whole lines of printable ASCII, each ended by `\r\n`, that `bytes`
 /// starts with: the bytes they take and how many they are.
 pub fn bare_lines(bytes: &[u8]) -> (usize, usize) {
-    let (mut at, mut lines) = bare_blocks(bytes);
+    bare_lines_after(bytes, bare_blocks(bytes))
+}
+
+/// [`bare_lines`] a line at a time, from `(at, lines)`, the bytes and
+/// lines before a line's start.
+fn bare_lines_after(bytes: &[u8], (mut at, mut lines): (usize, usize)) -> (usize, usize) {
     loop {
         let end = at + printable_prefix(&bytes[at..]);
         if bytes.get(end..end + 2) != Some(b"\r\n") {
@@ -272,18 +277,8 @@ mod tests {
 
     #[test]
     fn bare_lines_by_words_agree_with_a_line_at_a_time() {
-        // The lines a line at a time, as bare_lines read them before.
-        let slow = |bytes: &[u8]| {
-            let (mut at, mut lines) = (0, 0);
-            loop {
-                let end = at + printable_prefix(&bytes[at..]);
-                if bytes.get(end..end + 2) != Some(b"\r\n") {
-                    return (at, lines);
-                }
-                at = end + 2;
-                lines += 1;
-            }
-        };
+        // The lines a line at a time from the start.
+        let slow = |bytes: &[u8]| bare_lines_after(bytes, (0, 0));
         // Lines of printable bytes and stray bytes, at every offset (a
         // fixed pseudo-random walk).
         let alphabet = [b'a', b' ', b'~', b'\r', b'\n', 0x1b, 0x7f, 0x80, 0x00];
