@@ -52,10 +52,12 @@ const HOLD_MOST: usize = 4 << 20;
 // fifty text waits on a pane printing a line each 10 ms, the waits spent
 // 11 % of a core together, each about 22 µs a read. So with
 // [`HOLD_FROM`] waits or more, all of them sieved, a small read of whole
-// plain lines none of their patterns may hit is held too, as a flood is
-// (up to the longest hold); the first read that is not such lines (a
-// line a pattern may hit, a prompt, a question, an escape, keys' echo
-// without its line end) goes on at once, after what was held.
+// plain lines none of their patterns may hit is held too, up to
+// [`LONGEST_HOLD`] whatever the number of waits: as often as a wait looks
+// at a flow anyway (held 25 ms, each piece came to the waits as a new
+// flow, and each read /proc for it). The first read that is not such
+// lines (a line a pattern may hit, a prompt, a question, an escape, keys'
+// echo without its line end) goes on at once, after what was held.
 
 pub(super) struct Tap {
     pub(super) token: String,
