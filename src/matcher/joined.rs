@@ -3,7 +3,7 @@
 //!
 //! Why not one regex of them all: a pattern that ignores case is, to the
 //! regex engine's literal search, every way of writing its letters
-//! (`never1` is 64 strings). Past about ten such patterns there are too
+//! (`never1` is 32 strings). Past about ten such patterns there are too
 //! many strings for its vector search, and it gives up on it: the search
 //! falls back to its automaton over every byte, ten times slower (fifty
 //! waits on a `seq` flood: 35 ms for its 17 MB against 3 ms). So those
