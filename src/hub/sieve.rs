@@ -166,7 +166,7 @@ impl Sieve {
         };
         self.keep = keep;
         if key != self.key {
-            self.joined = join(&key);
+            self.joined = Joined::new(&key);
             self.key = key;
         }
     }
@@ -443,13 +443,6 @@ fn styled_cut(re: &Joined, region: &[u8], at: usize) -> Option<Cut> {
     } else {
         None
     }
-}
-
-/// One search hitting what any of `key`'s hits, in the tracker's mode
-/// (multi-line, `\r\n` line ends); None when there is none, or it cannot
-/// be built (nothing is sieved then).
-fn join(key: &[(String, bool)]) -> Option<Joined> {
-    Joined::new(key)
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@
 //! as written, in the text as it is.
 
 use regex_automata::meta::{self, Regex};
-use regex_syntax::hir::{self, Class, ClassBytes, ClassUnicode, Hir, HirKind};
+use regex_syntax::hir::{
+    self, Class, ClassBytes, ClassBytesRange, ClassUnicode, ClassUnicodeRange, Hir, HirKind,
+};
 use std::cell::RefCell;
 use std::ops::ControlFlow;
 
@@ -143,8 +145,8 @@ fn parse(source: &str, match_case: bool) -> Option<Hir> {
 
 /// A pattern that ignores case (`hir`), rewritten to match in a text with
 /// A-Z lowered exactly where it matches the text as it is: each class
-/// without A-Z. That holds when every class holds both cases of each
-/// ASCII letter in it (a character and its lowered self are in it, or
+/// without A-Z. That holds when every class holds every case of each
+/// character in it (so a character and its lowered self are in it, or
 /// out of it, together), and no literal holds an ASCII letter (what a
 /// pattern that ignores case has, but for a part in `(?-i:...)`). None
 /// when it does not hold.
@@ -158,26 +160,25 @@ fn fold(hir: &Hir) -> Option<Hir> {
             }
             Hir::literal(bytes.clone())
         }
-        HirKind::Class(Class::Unicode(c)) => {
-            let range =
-                |a: u8, b: u8| ClassUnicode::new([hir::ClassUnicodeRange::new(a.into(), b.into())]);
-            let (upper, lower) = (range(b'A', b'Z'), range(b'a', b'z'));
-            if !both_cases(c, &upper, &lower, |r| (r.start() as u32, r.end() as u32)) {
+        HirKind::Class(c) => {
+            // A class of a pattern that ignores case holds every case of
+            // each character in it: one with a part that matches case
+            // does not.
+            let mut closed = c.clone();
+            closed.try_case_fold_simple().ok()?;
+            if closed != *c {
                 return None;
             }
             let mut folded = c.clone();
-            folded.difference(&upper);
-            Hir::class(Class::Unicode(folded))
-        }
-        HirKind::Class(Class::Bytes(c)) => {
-            let range = |a: u8, b: u8| ClassBytes::new([hir::ClassBytesRange::new(a, b)]);
-            let (upper, lower) = (range(b'A', b'Z'), range(b'a', b'z'));
-            if !both_cases(c, &upper, &lower, |r| (r.start().into(), r.end().into())) {
-                return None;
+            match &mut folded {
+                Class::Unicode(u) => {
+                    u.difference(&ClassUnicode::new([ClassUnicodeRange::new('A', 'Z')]));
+                }
+                Class::Bytes(b) => {
+                    b.difference(&ClassBytes::new([ClassBytesRange::new(b'A', b'Z')]));
+                }
             }
-            let mut folded = c.clone();
-            folded.difference(&upper);
-            Hir::class(Class::Bytes(folded))
+            Hir::class(folded)
         }
         HirKind::Repetition(r) => Hir::repetition(hir::Repetition {
             sub: Box::new(fold(&r.sub)?),
@@ -192,54 +193,6 @@ fn fold(hir: &Hir) -> Option<Hir> {
             Hir::alternation(subs.iter().map(fold).collect::<Option<_>>()?)
         }
     })
-}
-
-/// `class` holds the upper case of each ASCII letter it holds the lower
-/// case of, and the other way round.
-fn both_cases<C: ClassOps>(
-    class: &C,
-    upper: &C,
-    lower: &C,
-    bounds: impl Fn(&C::Range) -> (u32, u32),
-) -> bool {
-    let mut up = class.clone();
-    up.intersect(upper);
-    let mut low = class.clone();
-    low.intersect(lower);
-    let ups: Vec<(u32, u32)> = up.ranges().iter().map(&bounds).collect();
-    let lows: Vec<(u32, u32)> = low.ranges().iter().map(&bounds).collect();
-    ups.len() == lows.len()
-        && ups
-            .iter()
-            .zip(&lows)
-            .all(|(u, l)| (u.0 + 32, u.1 + 32) == *l)
-}
-
-/// What [`both_cases`] needs of a class of either kind.
-trait ClassOps: Clone {
-    type Range;
-    fn intersect(&mut self, other: &Self);
-    fn ranges(&self) -> &[Self::Range];
-}
-
-impl ClassOps for ClassUnicode {
-    type Range = hir::ClassUnicodeRange;
-    fn intersect(&mut self, other: &Self) {
-        ClassUnicode::intersect(self, other);
-    }
-    fn ranges(&self) -> &[Self::Range] {
-        ClassUnicode::ranges(self)
-    }
-}
-
-impl ClassOps for ClassBytes {
-    type Range = hir::ClassBytesRange;
-    fn intersect(&mut self, other: &Self) {
-        ClassBytes::intersect(self, other);
-    }
-    fn ranges(&self) -> &[Self::Range] {
-        ClassBytes::ranges(self)
-    }
 }
 
 #[cfg(test)]
