@@ -23,9 +23,9 @@ pub struct PatternList {
     /// For each pattern, where it is safe, the same pattern with `^` and
     /// `$` at every line break: a batch's lines joined by line feeds are
     /// searched once, and only a batch it hits is matched line by line.
-    /// Compiled on the first long batch.
+    /// Compiled on the first long batch (or ahead).
     /// None: the pattern is matched line by line only (see `batch_safe`).
-    batch: Vec<Option<std::sync::OnceLock<Option<Regex>>>>,
+    batch: std::sync::Arc<[Option<std::sync::OnceLock<Option<Regex>>>]>,
     match_case: bool,
 }
 
@@ -38,7 +38,7 @@ const BATCH_AT: usize = 32;
 pub struct Needed {
     source: String,
     match_case: bool,
-    re: std::sync::OnceLock<Option<regex::bytes::Regex>>,
+    re: std::sync::Arc<std::sync::OnceLock<Option<regex::bytes::Regex>>>,
 }
 
 impl Needed {
@@ -46,8 +46,20 @@ impl Needed {
         Self {
             source,
             match_case,
-            re: std::sync::OnceLock::new(),
+            re: std::sync::Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// Compile the regex on a thread of its own from now (see
+    /// [`PatternList::compile_ahead`]): a wait's first flood needs it,
+    /// and fifty waits compiling it as the flood began slowed it down.
+    pub fn compile_ahead(&self) {
+        let (re, source, match_case) = (self.re.clone(), self.source.clone(), self.match_case);
+        let _ = std::thread::Builder::new()
+            .name("compile".into())
+            .spawn(move || {
+                re.get_or_init(|| needed_regex(&source, match_case));
+            });
     }
 
     /// Its regex's source (for the hub: see `hub::Wants`).
@@ -67,17 +79,19 @@ impl Needed {
     /// The regex, compiled on the first call; None if it cannot be.
     pub fn regex(&self) -> Option<&regex::bytes::Regex> {
         self.re
-            .get_or_init(|| {
-                regex::bytes::RegexBuilder::new(&self.source)
-                    .case_insensitive(!self.match_case)
-                    .multi_line(true)
-                    .crlf(true)
-                    .size_limit(SIZE_LIMIT)
-                    .build()
-                    .ok()
-            })
+            .get_or_init(|| needed_regex(&self.source, self.match_case))
             .as_ref()
     }
+}
+
+fn needed_regex(source: &str, match_case: bool) -> Option<regex::bytes::Regex> {
+    regex::bytes::RegexBuilder::new(source)
+        .case_insensitive(!match_case)
+        .multi_line(true)
+        .crlf(true)
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .ok()
 }
 
 /// The regex engine's limit on a compiled pattern; larger ones are refused
@@ -143,25 +157,35 @@ impl PatternList {
         Ok(Self {
             sources,
             compiled,
-            batch,
+            batch: batch.into(),
             match_case,
         })
     }
 
     /// Compile the patterns on a thread of their own from now, while the
     /// caller talks to tmux: a wait that needs them gets them then, or
-    /// waits for the rest of the compile.
+    /// waits for the rest of the compile. Then their forms for long
+    /// batches (see `batch`), which a wait's first flood needs.
     pub fn compile_ahead(&self) {
-        if self.compiled.get().is_some() || self.sources.is_empty() {
+        if self.sources.is_empty() {
             return;
         }
-        let (compiled, sources, match_case) =
-            (self.compiled.clone(), self.sources.clone(), self.match_case);
+        let (compiled, batch, sources, match_case) = (
+            self.compiled.clone(),
+            self.batch.clone(),
+            self.sources.clone(),
+            self.match_case,
+        );
         // Without a thread they are compiled when first used.
         let _ = std::thread::Builder::new()
             .name("compile".into())
             .spawn(move || {
                 compiled.get_or_init(|| compile_checked(&sources, match_case));
+                for (cell, source) in batch.iter().zip(&sources) {
+                    if let Some(cell) = cell {
+                        cell.get_or_init(|| batch_compile(source, match_case));
+                    }
+                }
             });
     }
 
@@ -216,8 +240,8 @@ impl PatternList {
         let all = || {
             self.sources
                 .iter()
-                .zip(&self.batch)
-                .chain(other.sources.iter().zip(&other.batch))
+                .zip(self.batch.iter())
+                .chain(other.sources.iter().zip(other.batch.iter()))
         };
         if all().next().is_none() || all().any(|(_, b)| b.is_none()) {
             return None;
@@ -235,14 +259,7 @@ impl PatternList {
         self.batch
             .get(i)?
             .as_ref()?
-            .get_or_init(|| {
-                RegexBuilder::new(&self.sources[i])
-                    .case_insensitive(!self.match_case)
-                    .multi_line(true)
-                    .size_limit(SIZE_LIMIT)
-                    .build()
-                    .ok()
-            })
+            .get_or_init(|| batch_compile(&self.sources[i], self.match_case))
             .as_ref()
     }
 
@@ -269,6 +286,16 @@ impl PatternList {
             (!hits.is_empty()).then_some((i, hits))
         })
     }
+}
+
+/// A pattern's form for long batches (see `PatternList::batch`).
+fn batch_compile(source: &str, match_case: bool) -> Option<Regex> {
+    RegexBuilder::new(source)
+        .case_insensitive(!match_case)
+        .multi_line(true)
+        .size_limit(SIZE_LIMIT)
+        .build()
+        .ok()
 }
 
 /// A pattern's regex, as every pattern is compiled.
@@ -504,6 +531,28 @@ mod tests {
         assert_eq!(twin.first_hit(&lines[1..]), Some((1, vec![0])));
         assert!(twin.hits(2, "all done") && !twin.hits(2, "done"));
         assert_eq!(want, Some((0, vec![0])));
+        // The forms for long batches and the lines needed are compiled
+        // ahead too (a wait's first flood needs them), and hit the same.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ahead.batch.iter().flatten().any(|c| c.get().is_none()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "batch forms not compiled"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let many: Vec<String> = (0..40)
+            .map(|i| format!("line {i}"))
+            .chain(["READY".into()])
+            .collect();
+        assert_eq!(ahead.first_hit(&many), Some((0, vec![40])));
+        let needed = ahead.needed(&list(&[], true, false)).unwrap();
+        needed.compile_ahead();
+        while needed.re.get().is_none() {
+            assert!(std::time::Instant::now() < deadline, "needed not compiled");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(needed.regex().unwrap().is_match(b"x\r\nall done\r\n"));
     }
 
     #[test]

@@ -78,6 +78,14 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
     // They compile while tmux answers.
     req.patterns.compile_ahead();
     req.stops.compile_ahead();
+    // Under a flood, lines no pattern or stop can hit need not be made;
+    // the last ones are kept for the tail (`recent`).
+    let needed = (!req.patterns.is_empty())
+        .then(|| req.patterns.needed(&req.stops))
+        .flatten();
+    if let Some(n) = &needed {
+        n.compile_ahead();
+    }
     let pane = resolve_pane(&req.socket, req.target.as_deref())?;
     let setup = Setup {
         interval: req.interval,
@@ -89,11 +97,7 @@ pub fn run(req: &TextRequest) -> Result<TextResult> {
     };
     let mut src: Box<dyn PaneSource> = open_source(req.engine, &req.socket, &pane, &setup)?;
     let at_entry = !req.patterns.is_empty() && req.patterns.first_hit(src.entry_lines()).is_some();
-    // Under a flood, lines no pattern or stop can hit need not be made;
-    // the last ones are kept for the tail (`recent`).
-    if !req.patterns.is_empty()
-        && let Some(needed) = req.patterns.needed(&req.stops)
-    {
+    if let Some(needed) = needed {
         src.only_lines_hit_by(needed, crate::report::MAX_LINES);
     }
 
