@@ -25,10 +25,13 @@
 //! the foreground with the terminal in canonical mode too, but reads
 //! nothing: everything then is output.
 
+mod credit;
+
 use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
+use credit::Credit;
 use std::time::{Duration, Instant};
 
 /// A reader that read from its terminal this recently is taken to be
@@ -58,6 +61,19 @@ const QUIET_BEFORE_LOOK: Duration =
 /// a flood is read in pieces a few milliseconds apart, and each wait on
 /// the pane would otherwise read `/proc` for every few of them.
 const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
+/// After output that came sieved (a flood of lines no wait on the pane can
+/// use), the look owed for it waits for the stream to be quiet this long:
+/// with many waits on a flooding pane the hub holds what it reads and
+/// passes it on up to [`crate::hub::LONGEST_HOLD`] apart, and each gap
+/// would otherwise look like the flood's end (fifty waits each looked
+/// after every one of them, a third of their CPU in the flood).
+const QUIET_AFTER_SIEVED: Duration = crate::hub::LONGEST_HOLD
+    .saturating_add(crate::hub::LONGEST_PAUSE.saturating_mul(2))
+    .saturating_add(Duration::from_millis(1));
+/// A whole piece that comes this soon after a sieved one is the rest of
+/// the same read: the hub sends a read's sieved runs and its last lines
+/// together (see `hub::sieve`).
+const TAIL_GAP: Duration = Duration::from_millis(2);
 /// Output that comes within this of the output before it flows: a program
 /// printing a line every few milliseconds is looked at as a flood is
 /// (every `FLOW_LOOK_EVERY`, and once it is quiet), not for every line.
@@ -72,38 +88,6 @@ const TREE_CAP: usize = 64;
 /// more, in more calls (`/proc` counts every read alike).
 const KEYS_MAX_BYTES: u64 = 4096;
 const KEYS_MAX_READS: u64 = 8;
-
-/// Bytes written that the stream has not shown yet.
-#[derive(Debug, Default)]
-struct Credit {
-    bytes: u64,
-    since: Option<Instant>,
-}
-
-impl Credit {
-    fn add(&mut self, n: u64, now: Instant) {
-        if n > 0 {
-            self.bytes += n;
-            self.since.get_or_insert(now);
-        }
-    }
-
-    fn expire(&mut self, now: Instant) {
-        if self.since.is_some_and(|t| now - t > CREDIT_LIFE) {
-            *self = Credit::default();
-        }
-    }
-
-    /// Pay `n` bytes of the stream back; how many the credit covered.
-    fn pay(&mut self, n: u64) -> u64 {
-        let covered = self.bytes.min(n);
-        self.bytes -= covered;
-        if self.bytes == 0 {
-            self.since = None;
-        }
-        covered
-    }
-}
 
 /// One look at the terminal and the pane's processes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -178,6 +162,8 @@ pub struct ReaderProbe {
     /// flood that ends in a prompt needs), not for the flow's turn.
     shown_sieved: bool,
     shown_whole: bool,
+    /// When the last sieved chunk was shown, until a whole one follows.
+    sieved_at: Option<Instant>,
     /// The last output came within `FLOW_GAP` of the output before it.
     flowing: bool,
     /// When a look saw the reader take a line whose end the stream had not
@@ -207,6 +193,7 @@ impl ReaderProbe {
             shown_large: false,
             shown_sieved: false,
             shown_whole: false,
+            sieved_at: None,
             flowing: false,
             taken_early: None,
             first: Hint::default(),
@@ -249,10 +236,21 @@ impl ReaderProbe {
             LOOK_EVERY
         };
         data.len() <= SMALL_CHUNK
+            && (look_next || self.shell_about_to_read || !self.tail_of_sieved())
             && (look_next
                 || self.shell_about_to_read
                 || self.shown_large
                 || self.since_last().is_none_or(|d| d >= every))
+    }
+
+    /// `data` is the last lines of the sieved chunk just shown (see
+    /// `TAIL_GAP`): of the same read of a flood, looked at with it once
+    /// the stream is quiet. (If the flood ended there, in a prompt or a
+    /// question, the look comes then, `QUIET_AFTER_SIEVED` later, or at
+    /// the next piece, keys typed at it: that piece is looked at whenever
+    /// it comes.)
+    fn tail_of_sieved(&self) -> bool {
+        self.sieved_at.is_some_and(|t| t.elapsed() < TAIL_GAP)
     }
 
     /// Output that comes now continues a flow (see `FLOW_GAP`).
@@ -280,17 +278,21 @@ impl ReaderProbe {
         }
         let quiet = self.last_output.map_or(now, |t| t + QUIET_BEFORE_LOOK);
         if self.shown_sieved && !self.shown_whole {
+            let quiet = self.last_output.map_or(now, |t| t + QUIET_AFTER_SIEVED);
             return after(FLOW_LOOK_EVERY).max(quiet);
         }
         after(LOOK_EVERY).max(quiet.min(after(FLOW_LOOK_EVERY)))
     }
 
     /// `data` arrived and nobody looked: it pays back what was written, so
-    /// the next look does not count it again.
+    /// the next look does not count it again. (The last lines of a sieved
+    /// chunk are of that chunk.)
     pub fn shown(&mut self, data: &[u8]) {
+        let tail = self.tail_of_sieved();
+        self.sieved_at = None;
         self.output_came();
         self.shown_large |= data.len() > SMALL_CHUNK;
-        self.shown_whole = true;
+        self.shown_whole |= !tail;
         let len = self.written_len(data);
         self.pay_shown(len);
     }
@@ -301,6 +303,7 @@ impl ReaderProbe {
         self.output_came();
         self.shown_large |= len > SMALL_CHUNK as u64;
         self.shown_sieved = true;
+        self.sieved_at = Some(Instant::now());
         let len = if self.onlcr() { len - newlines } else { len };
         self.pay_shown(len);
     }
@@ -479,6 +482,7 @@ impl ReaderProbe {
         self.shown_large = false;
         self.shown_sieved = false;
         self.shown_whole = false;
+        self.sieved_at = None;
         self.echo.expire(now);
         self.written.expire(now);
         let Some(fg) = procfs::foreground_group(self.pane_pid) else {
@@ -723,7 +727,8 @@ mod tests {
         // Never sooner than LOOK_EVERY after the last look.
         assert_eq!(at(2, 30), now + ms(8));
         // A flood that came sieved (lines the wait cannot use): only once
-        // quiet, and not sooner than FLOW_LOOK_EVERY after the last look.
+        // quiet as long as the hub may hold a flood, and not sooner than
+        // FLOW_LOOK_EVERY after the last look.
         let mut at = |look_ago: u64, output_ago: u64, whole: bool| {
             p.last_look = Some(now - ms(look_ago));
             p.last_output = Some(now - ms(output_ago));
@@ -732,10 +737,11 @@ mod tests {
             p.shown_whole = whole;
             p.owed_look_at(now)
         };
-        assert_eq!(at(100, 0, false), now + QUIET_BEFORE_LOOK);
-        assert_eq!(at(1000, 0, false), now + QUIET_BEFORE_LOOK);
-        assert_eq!(at(50, 30, false), now + ms(50));
-        assert!(at(150, 30, false) <= now);
+        assert!(QUIET_AFTER_SIEVED > crate::hub::LONGEST_HOLD + crate::hub::LONGEST_PAUSE);
+        assert_eq!(at(100, 0, false), now + QUIET_AFTER_SIEVED);
+        assert_eq!(at(1000, 0, false), now + QUIET_AFTER_SIEVED);
+        assert_eq!(at(1000, 30, false), now - ms(30) + QUIET_AFTER_SIEVED);
+        assert!(at(1000, 130, false) <= now);
         // Whole output since the look as well: as before.
         assert!(at(100, 0, true) <= now);
     }
@@ -765,6 +771,29 @@ mod tests {
     }
 
     #[test]
+    fn the_last_lines_of_a_sieved_chunk_are_looked_at_with_it() {
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        let tail = b"1999998\r\n1999999\r\n20";
+        let now = Instant::now();
+        // A flood's read, sieved, then its last lines at once: no look
+        // for them; the look owed waits for the flood to be quiet.
+        p.shown_sieved(1 << 20, 1 << 17);
+        assert!(!p.wants_look(tail, false));
+        p.shown(tail);
+        assert!(p.owed_look_at(now) >= now + QUIET_AFTER_SIEVED - Duration::from_millis(1));
+        // Whatever comes after them is looked at (keys typed at a prompt
+        // the flood ended in), as after any large output.
+        assert!(p.wants_look(b"l", false));
+        // The last lines while the shell may read, or came later: looked at.
+        p.shown_sieved(1 << 20, 1 << 17);
+        assert!(p.wants_look(tail, true));
+        p.sieved_at = Some(Instant::now() - TAIL_GAP);
+        assert!(p.wants_look(tail, false));
+        p.shown(tail);
+        assert!(p.owed_look_at(Instant::now()) < Instant::now() + QUIET_AFTER_SIEVED);
+    }
+
+    #[test]
     fn a_reaped_childs_bytes_are_counted_once() {
         // The shell (1) ran `clear` (2), seen at the last look having
         // written 10 bytes; the shell reaped it and runs python (3) now.
@@ -787,19 +816,6 @@ mod tests {
         // Gone, with a parent alive outside the pane: reaped there.
         let before = [(1, 0, 100), (6, 7, 5)];
         assert_eq!(reaped_totals(&before, &[(1, 0, 100)], alive(&[1, 7])), 0);
-    }
-
-    #[test]
-    fn credit_pays_back_and_expires() {
-        let t0 = Instant::now();
-        let mut c = Credit::default();
-        c.add(10, t0);
-        assert_eq!(c.pay(4), 4);
-        assert_eq!(c.pay(10), 6);
-        assert_eq!(c.pay(1), 0);
-        c.add(5, t0);
-        c.expire(t0 + CREDIT_LIFE + Duration::from_millis(1));
-        assert_eq!(c.pay(5), 0);
     }
 
     #[test]

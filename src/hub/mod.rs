@@ -83,4 +83,4 @@ pub use protocol::{
 };
 pub use server::serve;
 pub use sieve::{Cut, FrameRun, Framer, SIEVE_AFTER, Sieve};
-pub use tap::LONGEST_PAUSE;
+pub use tap::{LONGEST_HOLD, LONGEST_PAUSE};

@@ -41,7 +41,7 @@ const HOLD: Duration = Duration::from_millis(25);
 /// last lines, and fifty of them woke 2 300 to 2 700 times together in a
 /// flood of `seq 1 2000000` (0.6 s), 120 µs each, most of their CPU. A
 /// read that a pattern may hit ends the hold at [`HOLD`].
-const LONGEST_HOLD: Duration = Duration::from_millis(100);
+pub const LONGEST_HOLD: Duration = Duration::from_millis(100);
 /// The end of the flood's last line read is kept this long (bytes) to
 /// look for a pattern across two reads.
 const LAST_LINE: usize = 1024;
