@@ -24,17 +24,64 @@ pub fn available() -> bool {
 /// gives as 0, and reads again to see the end: three calls more for each
 /// file, and a look at a pane's processes reads several.) `/proc` gives a
 /// file this small in one read, so a read that leaves room is all of it.
+///
+/// A file of a process is kept open and read again from its start (the
+/// kernel makes it anew for each read from 0): a look at a pane reads the
+/// same few files each time, and opening and closing them was half of its
+/// cost (a perf of fifty waits on a pane printing a line each 10 ms). The
+/// open file stays the process's: once that process is gone and reaped,
+/// reading it fails (its pid taken again or not), and the file is opened
+/// again by name, as the first time.
 fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
-    use std::io::Read;
-    const PAGE: usize = 4096;
-    let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; PAGE];
-    let n = f.read(&mut buf)?;
-    buf.truncate(n);
-    if n == PAGE {
-        f.read_to_end(&mut buf)?;
+    let path = path.as_ref();
+    let mut buf = Vec::new();
+    let kept = OPEN.with_borrow_mut(|open| {
+        let f = open.get(path)?;
+        match read_from_start(f, &mut buf) {
+            Ok(n) if n > 0 => Some(()),
+            _ => {
+                open.remove(path);
+                None
+            }
+        }
+    });
+    if kept.is_none() {
+        let f = std::fs::File::open(path)?;
+        buf.clear();
+        read_from_start(&f, &mut buf)?;
+        OPEN.with_borrow_mut(|open| {
+            if open.len() >= KEEP_OPEN {
+                open.clear();
+            }
+            open.insert(path.to_owned(), f);
+        });
     }
     String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The most files of `/proc` kept open (per thread); past it, all are
+/// closed and opened again as they are read.
+const KEEP_OPEN: usize = 64;
+
+thread_local! {
+    static OPEN: std::cell::RefCell<std::collections::HashMap<PathBuf, std::fs::File>> =
+        std::cell::RefCell::default();
+}
+
+/// All of `f`, read from its start into `buf`; how many bytes.
+fn read_from_start(f: &std::fs::File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    const PAGE: usize = 4096;
+    buf.clear();
+    loop {
+        let at = buf.len();
+        buf.resize(at + PAGE, 0);
+        let n = f.read_at(&mut buf[at..], at as u64)?;
+        buf.truncate(at + n);
+        if n < PAGE {
+            return Ok(buf.len());
+        }
+    }
 }
 
 /// The fields of `/proc/PID/stat` tmux-wait reads.
@@ -522,6 +569,44 @@ mod tests {
 
     /// A child that exited and was not reaped: its status, from the
     /// kernel, as tmux would have had it.
+    #[test]
+    fn a_process_gone_is_not_read_through_its_kept_file() {
+        if !available() {
+            return;
+        }
+        // A shell with a child: its files read (and kept open), then read
+        // again and again while it lives, the same as opened anew.
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .spawn()
+            .unwrap();
+        let pid = sh.id();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while children(pid).is_empty() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let kids = children(pid);
+        assert_eq!(kids.len(), 1, "sleep started");
+        for _ in 0..3 {
+            assert_eq!(stat(pid).map(|s| s.ppid), Some(std::process::id()));
+            assert!(io(pid, true).is_some());
+            assert_eq!(children(pid), kids);
+        }
+        // Its child killed and reaped: no child, read through the kept file.
+        let _ = std::process::Command::new("kill")
+            .arg(kids[0].to_string())
+            .status();
+        while !children(pid).is_empty() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(children(pid).is_empty());
+        // Gone and reaped: nothing, as for a pid never seen.
+        let _ = sh.wait();
+        assert_eq!(stat(pid), None);
+        assert_eq!(io(pid, true), None);
+        assert!(children(pid).is_empty());
+    }
+
     #[test]
     fn a_zombies_exit_status() {
         if !available() {
