@@ -16,6 +16,12 @@ pub fn start_of_last_lines(data: &[u8], n: usize) -> usize {
     end + 1
 }
 
+/// `data` is whole plain lines: printable ASCII, each line ended by
+/// `\r\n` (what the hub's sieve may leave out; see [`bare_lines`]).
+pub fn whole_lines(data: &[u8]) -> bool {
+    !data.is_empty() && bare_lines(data).0 == data.len()
+}
+
 /// The whole lines of printable ASCII, each ended by `\r\n`, that `bytes`
 /// starts with: the bytes they take and how many they are.
 pub fn bare_lines(bytes: &[u8]) -> (usize, usize) {

@@ -26,12 +26,14 @@
 //! nothing: everything then is output.
 
 mod credit;
+mod reaped;
 
 use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
 use credit::Credit;
+use reaped::reaped_totals;
 use std::time::{Duration, Instant};
 
 /// A reader that read from its terminal this recently is taken to be
@@ -74,6 +76,12 @@ const QUIET_AFTER_SIEVED: Duration = crate::hub::LONGEST_HOLD
 /// the same read: the hub sends a read's sieved runs and its last lines
 /// together (see `hub::sieve`).
 const TAIL_GAP: Duration = Duration::from_millis(2);
+/// Whole plain lines that follow whole plain lines within
+/// `QUIET_AFTER_SIEVED` (a build's log; the hub may pass them on 100 ms
+/// apart) are looked at this often, and once quiet that long: fifty waits
+/// on a pane printing a line each 10 ms looked ten times a second each.
+/// A prompt, a question, keys' echo or an escape is looked at as before.
+const LINES_LOOK_EVERY: Duration = Duration::from_millis(500);
 /// Output that comes within this of the output before it flows: a program
 /// printing a line every few milliseconds is looked at as a flood is
 /// (every `FLOW_LOOK_EVERY`, and once it is quiet), not for every line.
@@ -164,6 +172,12 @@ pub struct ReaderProbe {
     shown_whole: bool,
     /// When the last sieved chunk was shown, until a whole one follows.
     sieved_at: Option<Instant>,
+    /// The last output ended a line, and when the last output was whole
+    /// plain lines that began at a line's start (see `LINES_LOOK_EVERY`).
+    line_start: bool,
+    lines_at: Option<Instant>,
+    /// All output since the last look flowed as lines (if any came).
+    lines_since_look: bool,
     /// The last output came within `FLOW_GAP` of the output before it.
     flowing: bool,
     /// When a look saw the reader take a line whose end the stream had not
@@ -194,6 +208,9 @@ impl ReaderProbe {
             shown_sieved: false,
             shown_whole: false,
             sieved_at: None,
+            line_start: true,
+            lines_at: None,
+            lines_since_look: false,
             flowing: false,
             taken_early: None,
             first: Hint::default(),
@@ -230,7 +247,10 @@ impl ReaderProbe {
     pub fn wants_look(&self, data: &[u8], look_next: bool) -> bool {
         // Small pieces that keep coming (a line every few milliseconds) are
         // looked at as a flood is: once the flow pauses, or now and then.
-        let every = if self.flows_on() {
+        let lines = self.lines_flow_on(data);
+        let every = if lines {
+            LINES_LOOK_EVERY
+        } else if self.flows_on() {
             FLOW_LOOK_EVERY
         } else {
             LOOK_EVERY
@@ -239,7 +259,7 @@ impl ReaderProbe {
             && (look_next || self.shell_about_to_read || !self.tail_of_sieved())
             && (look_next
                 || self.shell_about_to_read
-                || self.shown_large
+                || (self.shown_large && !lines)
                 || self.since_last().is_none_or(|d| d >= every))
     }
 
@@ -253,15 +273,31 @@ impl ReaderProbe {
         self.sieved_at.is_some_and(|t| t.elapsed() < TAIL_GAP)
     }
 
+    /// `data`, coming now, continues a flow of lines (see
+    /// `LINES_LOOK_EVERY`).
+    fn lines_flow_on(&self, data: &[u8]) -> bool {
+        self.line_start
+            && self
+                .lines_at
+                .is_some_and(|t| t.elapsed() < QUIET_AFTER_SIEVED)
+            && crate::plain::whole_lines(data)
+    }
+
     /// Output that comes now continues a flow (see `FLOW_GAP`).
     fn flows_on(&self) -> bool {
         self.last_output.is_some_and(|t| t.elapsed() < FLOW_GAP)
     }
 
-    /// Output came now.
-    fn output_came(&mut self) {
+    /// Output came now: `data`, or a sieved chunk (None).
+    fn output_came(&mut self, data: Option<&[u8]>) {
+        let now = Instant::now();
         self.flowing = self.flows_on();
-        self.last_output = Some(Instant::now());
+        self.last_output = Some(now);
+        let lines = data.is_some_and(|d| self.line_start && crate::plain::whole_lines(d));
+        self.lines_since_look &= data.is_some_and(|d| self.lines_flow_on(d));
+        self.lines_at = lines.then_some(now);
+        // (A sieved chunk's runs end their lines; its last lines follow.)
+        self.line_start = data.is_none_or(|d| d.last().is_none_or(|&b| b == b'\n'));
     }
 
     /// When to take the look owed since output nobody looked at (see
@@ -273,6 +309,14 @@ impl ReaderProbe {
     /// shell says whether it took it, should not wait longer.)
     pub fn owed_look_at(&self, now: Instant) -> Instant {
         let after = |every: Duration| self.last_look.map_or(now, |t| t + every);
+        let output_since_look = self
+            .last_output
+            .zip(self.last_look)
+            .is_some_and(|(o, l)| o >= l);
+        if self.lines_since_look && output_since_look {
+            let quiet = self.last_output.map_or(now, |t| t + QUIET_AFTER_SIEVED);
+            return after(LOOK_EVERY).max(quiet.min(after(LINES_LOOK_EVERY)));
+        }
         if !self.shown_large && !self.flowing {
             return after(LOOK_EVERY);
         }
@@ -290,7 +334,7 @@ impl ReaderProbe {
     pub fn shown(&mut self, data: &[u8]) {
         let tail = self.tail_of_sieved();
         self.sieved_at = None;
-        self.output_came();
+        self.output_came(Some(data));
         self.shown_large |= data.len() > SMALL_CHUNK;
         self.shown_whole |= !tail;
         let len = self.written_len(data);
@@ -300,7 +344,7 @@ impl ReaderProbe {
     /// [`ReaderProbe::shown`] for a chunk the hub sieved: `len` bytes as
     /// the terminal shows them, `newlines` line feeds among them.
     pub fn shown_sieved(&mut self, len: u64, newlines: u64) {
-        self.output_came();
+        self.output_came(None);
         self.shown_large |= len > SMALL_CHUNK as u64;
         self.shown_sieved = true;
         self.sieved_at = Some(Instant::now());
@@ -318,7 +362,7 @@ impl ReaderProbe {
     /// it took the line.
     pub fn hint_for(&mut self, data: &[u8], line_end: bool) -> Hint {
         if !data.is_empty() {
-            self.output_came();
+            self.output_came(Some(data));
         }
         let about_to_read = self.shell_about_to_read;
         let mut l = self.look();
@@ -483,6 +527,7 @@ impl ReaderProbe {
         self.shown_sieved = false;
         self.shown_whole = false;
         self.sieved_at = None;
+        self.lines_since_look = true;
         self.echo.expire(now);
         self.written.expire(now);
         let Some(fg) = procfs::foreground_group(self.pane_pid) else {
@@ -634,42 +679,6 @@ impl ReaderProbe {
     }
 }
 
-/// What the processes seen at the last look (`before`) and reaped since
-/// had written by then. Their parent's total took in all they wrote (the
-/// kernel adds a reaped child's counts to its parent's): that part was
-/// counted at the last look, and the parent's growth counts it again. A
-/// process is taken as reaped into the pane when it no longer exists and
-/// its parent, or the parent's parent if that is gone too, is still one of
-/// the pane's (`now`). One that left the tree alive (its parent died and
-/// another process took it on) is in no total here: nothing is taken off.
-fn reaped_totals(
-    before: &[(u32, u32, u64)],
-    now: &[(u32, u32, u64)],
-    exists: impl Fn(u32) -> bool,
-) -> u64 {
-    let here = |pid: u32| now.iter().any(|(p, ..)| *p == pid);
-    let reaped_into_pane = |mut pid: u32| {
-        for _ in 0..before.len() {
-            if here(pid) {
-                return true;
-            }
-            if exists(pid) {
-                return false;
-            }
-            match before.iter().find(|(p, ..)| *p == pid) {
-                Some((_, parent, _)) if *parent != 0 => pid = *parent,
-                _ => return false,
-            }
-        }
-        false
-    };
-    before
-        .iter()
-        .filter(|(pid, parent, _)| !here(*pid) && !exists(*pid) && reaped_into_pane(*parent))
-        .map(|(.., w)| *w)
-        .sum()
-}
-
 /// The process that was reading a line (having read `read` bytes then)
 /// took input since: it read more, or it is gone (it may have read its
 /// line and ended). Woken by a signal (a shell reaping a job) it read
@@ -696,6 +705,8 @@ mod tests {
     fn the_owed_look_waits_for_quiet_or_comes_now_and_then_in_a_flood() {
         // No such process: every look finds nothing, and takes no time.
         let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        // (Output that is not lines: see the test below for lines.)
+        p.lines_since_look = false;
         let now = Instant::now();
         let ms = Duration::from_millis;
         let mut at = |look_ago: u64, output_ago: u64| {
@@ -771,6 +782,57 @@ mod tests {
     }
 
     #[test]
+    fn lines_that_keep_coming_are_looked_at_now_and_then() {
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        let line = b"compiling unit 7 of 90\r\n";
+        let just_looked =
+            |p: &mut ReaderProbe| p.last_look = Some(Instant::now() - Duration::from_millis(20));
+        // A first line after a look: looked at as before (LOOK_EVERY).
+        just_looked(&mut p);
+        assert!(p.wants_look(line, false));
+        p.hint_for(line, false);
+        // Lines after lines: every LINES_LOOK_EVERY, and the look owed
+        // for them once quiet as long as the hub may hold lines.
+        assert!(!p.wants_look(line, false));
+        p.shown(line);
+        let now = Instant::now();
+        let at = p.owed_look_at(now);
+        assert!(
+            at >= now + QUIET_AFTER_SIEVED - Duration::from_millis(5),
+            "{at:?}"
+        );
+        p.last_look = Some(Instant::now() - LINES_LOOK_EVERY);
+        assert!(p.wants_look(line, false));
+        assert!(p.owed_look_at(Instant::now()) <= Instant::now());
+        // Anything else among them is looked at as before (a flow's
+        // FLOW_LOOK_EVERY): a prompt, a question, an escape sequence, a
+        // line not at a line's start.
+        let looked_a_flow_ago =
+            |p: &mut ReaderProbe| p.last_look = Some(Instant::now() - FLOW_LOOK_EVERY);
+        for other in [&b"$ "[..], b"Continue? [y/N] ", b"\x1b[1mbold\x1b[m\r\n"] {
+            let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+            p.hint_for(line, false);
+            p.shown(line);
+            looked_a_flow_ago(&mut p);
+            assert!(!p.wants_look(line, false));
+            assert!(p.wants_look(other, false), "{other:?}");
+        }
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        p.hint_for(line, false);
+        p.shown(b"$ ");
+        looked_a_flow_ago(&mut p);
+        assert!(p.wants_look(b"ls\r\n", false), "keys' echo after a prompt");
+        // Nor after a quiet moment longer than the hub holds lines.
+        let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
+        p.hint_for(line, false);
+        p.shown(line);
+        looked_a_flow_ago(&mut p);
+        p.lines_at = Some(Instant::now() - QUIET_AFTER_SIEVED);
+        p.last_output = p.lines_at;
+        assert!(p.wants_look(line, false));
+    }
+
+    #[test]
     fn the_last_lines_of_a_sieved_chunk_are_looked_at_with_it() {
         let mut p = ReaderProbe::new(u32::MAX, "/dev/null");
         let tail = b"1999998\r\n1999999\r\n20";
@@ -791,31 +853,6 @@ mod tests {
         assert!(p.wants_look(tail, false));
         p.shown(tail);
         assert!(p.owed_look_at(Instant::now()) < Instant::now() + QUIET_AFTER_SIEVED);
-    }
-
-    #[test]
-    fn a_reaped_childs_bytes_are_counted_once() {
-        // The shell (1) ran `clear` (2), seen at the last look having
-        // written 10 bytes; the shell reaped it and runs python (3) now.
-        let before = [(1, 0, 100), (2, 1, 10)];
-        let now = [(1, 0, 110), (3, 1, 4808)];
-        let alive = |live: &'static [u32]| move |pid: u32| live.contains(&pid);
-        assert_eq!(reaped_totals(&before, &now, alive(&[1, 3])), 10);
-        // Not reaped yet (a zombie, still listed): nothing.
-        let now_z = [(1, 0, 100), (2, 1, 10)];
-        assert_eq!(reaped_totals(&before, &now_z, alive(&[1, 2])), 0);
-        // A subshell (4) and its child (5), both gone: the shell's total
-        // took in both.
-        let before = [(1, 0, 100), (4, 1, 7), (5, 4, 20)];
-        let now = [(1, 0, 127)];
-        assert_eq!(reaped_totals(&before, &now, alive(&[1])), 27);
-        // The subshell gone, its child alive elsewhere (taken on by
-        // another process): only the subshell's bytes are in the shell's
-        // total.
-        assert_eq!(reaped_totals(&before, &now, alive(&[1, 5])), 7);
-        // Gone, with a parent alive outside the pane: reaped there.
-        let before = [(1, 0, 100), (6, 7, 5)];
-        assert_eq!(reaped_totals(&before, &[(1, 0, 100)], alive(&[1, 7])), 0);
     }
 
     #[test]

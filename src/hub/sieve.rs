@@ -362,8 +362,7 @@ impl Sieve {
             && self.ground.is()
             && !self.reading
             && !self.in_title
-            && !chunk.is_empty()
-            && bare_lines(chunk).0 == chunk.len()
+            && crate::plain::whole_lines(chunk)
             && !self.may_hit(chunk)
     }
 

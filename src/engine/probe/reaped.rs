@@ -1,0 +1,68 @@
+//! What the pane's processes that are gone wrote: taken into a parent's
+//! total when it reaped them (see `ReaderProbe`'s look at the tree).
+
+/// What the processes seen at the last look (`before`) and reaped since
+/// had written by then. Their parent's total took in all they wrote (the
+/// kernel adds a reaped child's counts to its parent's): that part was
+/// counted at the last look, and the parent's growth counts it again. A
+/// process is taken as reaped into the pane when it no longer exists and
+/// its parent, or the parent's parent if that is gone too, is still one of
+/// the pane's (`now`). One that left the tree alive (its parent died and
+/// another process took it on) is in no total here: nothing is taken off.
+pub(super) fn reaped_totals(
+    before: &[(u32, u32, u64)],
+    now: &[(u32, u32, u64)],
+    exists: impl Fn(u32) -> bool,
+) -> u64 {
+    let here = |pid: u32| now.iter().any(|(p, ..)| *p == pid);
+    let reaped_into_pane = |mut pid: u32| {
+        for _ in 0..before.len() {
+            if here(pid) {
+                return true;
+            }
+            if exists(pid) {
+                return false;
+            }
+            match before.iter().find(|(p, ..)| *p == pid) {
+                Some((_, parent, _)) if *parent != 0 => pid = *parent,
+                _ => return false,
+            }
+        }
+        false
+    };
+    before
+        .iter()
+        .filter(|(pid, parent, _)| !here(*pid) && !exists(*pid) && reaped_into_pane(*parent))
+        .map(|(.., w)| *w)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reaped_childs_bytes_are_counted_once() {
+        // The shell (1) ran `clear` (2), seen at the last look having
+        // written 10 bytes; the shell reaped it and runs python (3) now.
+        let before = [(1, 0, 100), (2, 1, 10)];
+        let now = [(1, 0, 110), (3, 1, 4808)];
+        let alive = |live: &'static [u32]| move |pid: u32| live.contains(&pid);
+        assert_eq!(reaped_totals(&before, &now, alive(&[1, 3])), 10);
+        // Not reaped yet (a zombie, still listed): nothing.
+        let now_z = [(1, 0, 100), (2, 1, 10)];
+        assert_eq!(reaped_totals(&before, &now_z, alive(&[1, 2])), 0);
+        // A subshell (4) and its child (5), both gone: the shell's total
+        // took in both.
+        let before = [(1, 0, 100), (4, 1, 7), (5, 4, 20)];
+        let now = [(1, 0, 127)];
+        assert_eq!(reaped_totals(&before, &now, alive(&[1])), 27);
+        // The subshell gone, its child alive elsewhere (taken on by
+        // another process): only the subshell's bytes are in the shell's
+        // total.
+        assert_eq!(reaped_totals(&before, &now, alive(&[1, 5])), 7);
+        // Gone, with a parent alive outside the pane: reaped there.
+        let before = [(1, 0, 100), (6, 7, 5)];
+        assert_eq!(reaped_totals(&before, &[(1, 0, 100)], alive(&[1, 7])), 0);
+    }
+}
