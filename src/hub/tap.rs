@@ -36,11 +36,11 @@ const HOLD_FROM: usize = 6;
 const HOLD: Duration = Duration::from_millis(25);
 /// When every wait on the pane said which lines it can use (`wants`) and
 /// the flood read since the hold began hits none of their patterns, the
-/// hold is [`HOLD`] once more for every ten waits past ten, up to
+/// hold is `HOLD` once more for every ten waits past ten, up to
 /// [`LONGEST_HOLD`]: a wait then has nothing to wake for but the chunk's
 /// last lines, and fifty of them woke 2 300 to 2 700 times together in a
 /// flood of `seq 1 2000000` (0.6 s), 120 µs each, most of their CPU. A
-/// read that a pattern may hit ends the hold at [`HOLD`].
+/// read that a pattern may hit ends the hold at `HOLD`.
 pub const LONGEST_HOLD: Duration = Duration::from_millis(100);
 /// The end of the flood's last line read is kept this long (bytes) to
 /// look for a pattern across two reads.

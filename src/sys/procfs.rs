@@ -567,8 +567,15 @@ mod tests {
         assert_eq!(parse_syscall("running"), None);
     }
 
-    /// A child that exited and was not reaped: its status, from the
-    /// kernel, as tmux would have had it.
+    /// Poll `done` every 5 ms for up to 10 s.
+    fn until(mut done: impl FnMut() -> bool) {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !done() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// The files of a process kept open between reads (see `read`).
     #[test]
     fn a_process_gone_is_not_read_through_its_kept_file() {
         if !available() {
@@ -581,10 +588,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = sh.id();
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while children(pid).is_empty() && std::time::Instant::now() < end {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        until(|| !children(pid).is_empty());
         let kids = children(pid);
         assert_eq!(kids.len(), 1, "sleep started");
         for _ in 0..3 {
@@ -596,9 +600,7 @@ mod tests {
         let _ = std::process::Command::new("kill")
             .arg(kids[0].to_string())
             .status();
-        while !children(pid).is_empty() && std::time::Instant::now() < end {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        until(|| children(pid).is_empty());
         assert!(children(pid).is_empty());
         // Gone and reaped: nothing, as for a pid never seen.
         let _ = sh.wait();
@@ -607,6 +609,8 @@ mod tests {
         assert!(children(pid).is_empty());
     }
 
+    /// A child that exited and was not reaped: its status, from the
+    /// kernel, as tmux would have had it.
     #[test]
     fn a_zombies_exit_status() {
         if !available() {
@@ -617,10 +621,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = child.id();
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while exit_status(pid).is_none() && std::time::Instant::now() < end {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
+        until(|| exit_status(pid).is_some());
         assert_eq!(exit_status(pid), Some(3));
         let _ = child.wait();
         assert_eq!(exit_status(std::process::id()), None, "alive");
