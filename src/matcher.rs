@@ -167,7 +167,9 @@ impl PatternList {
     /// waits for the rest of the compile. Then their forms for long
     /// batches (see `batch`), which a wait's first flood needs.
     pub fn compile_ahead(&self) {
-        if self.sources.is_empty() {
+        // (Patterns heavy enough to be compiled when checked are so: their
+        // batch forms, as heavy, are compiled only if a flood needs them.)
+        if self.compiled.get().is_some() || self.sources.is_empty() {
             return;
         }
         let (compiled, batch, sources, match_case) = (
