@@ -25,15 +25,15 @@
 //! the foreground with the terminal in canonical mode too, but reads
 //! nothing: everything then is output.
 
+mod between;
 mod credit;
-mod reaped;
 
 use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
+use between::{reaped_totals, took_input};
 use credit::Credit;
-use reaped::reaped_totals;
 use std::time::{Duration, Instant};
 
 /// A reader that read from its terminal this recently is taken to be
@@ -63,12 +63,9 @@ const QUIET_BEFORE_LOOK: Duration =
 /// a flood is read in pieces a few milliseconds apart, and each wait on
 /// the pane would otherwise read `/proc` for every few of them.
 const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
-/// After output that came sieved (a flood of lines no wait on the pane can
-/// use), the look owed for it waits for the stream to be quiet this long:
-/// with many waits on a flooding pane the hub holds what it reads and
-/// passes it on up to [`crate::hub::LONGEST_HOLD`] apart, and each gap
-/// would otherwise look like the flood's end (fifty waits each looked
-/// after every one of them, a third of their CPU in the flood).
+/// The look owed after sieved output waits for this much quiet: the hub
+/// may pass a flood on [`crate::hub::LONGEST_HOLD`] apart, and each gap
+/// passed for the flood's end (a third of fifty waits' CPU in a flood).
 const QUIET_AFTER_SIEVED: Duration = crate::hub::LONGEST_HOLD
     .saturating_add(crate::hub::LONGEST_PAUSE.saturating_mul(2))
     .saturating_add(Duration::from_millis(1));
@@ -264,11 +261,8 @@ impl ReaderProbe {
     }
 
     /// `data` is the last lines of the sieved chunk just shown (see
-    /// `TAIL_GAP`): of the same read of a flood, looked at with it once
-    /// the stream is quiet. (If the flood ended there, in a prompt or a
-    /// question, the look comes then, `QUIET_AFTER_SIEVED` later, or at
-    /// the next piece, keys typed at it: that piece is looked at whenever
-    /// it comes.)
+    /// `TAIL_GAP`), looked at with it once quiet (a prompt it ends in is
+    /// looked at then, or at the next piece: keys typed at it).
     fn tail_of_sieved(&self) -> bool {
         self.sieved_at.is_some_and(|t| t.elapsed() < TAIL_GAP)
     }
@@ -276,11 +270,16 @@ impl ReaderProbe {
     /// `data`, coming now, continues a flow of lines (see
     /// `LINES_LOOK_EVERY`).
     fn lines_flow_on(&self, data: &[u8]) -> bool {
+        self.lines_recent() && small_lines(data)
+    }
+
+    /// The last output was lines (see `LINES_LOOK_EVERY`), recently, and
+    /// ended a line.
+    fn lines_recent(&self) -> bool {
         self.line_start
             && self
                 .lines_at
                 .is_some_and(|t| t.elapsed() < QUIET_AFTER_SIEVED)
-            && crate::plain::whole_lines(data)
     }
 
     /// Output that comes now continues a flow (see `FLOW_GAP`).
@@ -293,9 +292,9 @@ impl ReaderProbe {
         let now = Instant::now();
         self.flowing = self.flows_on();
         self.last_output = Some(now);
-        let lines = data.is_some_and(|d| self.line_start && crate::plain::whole_lines(d));
-        self.lines_since_look &= data.is_some_and(|d| self.lines_flow_on(d));
-        self.lines_at = lines.then_some(now);
+        let lines = data.is_some_and(small_lines);
+        self.lines_since_look &= lines && self.lines_recent();
+        self.lines_at = (lines && self.line_start).then_some(now);
         // (A sieved chunk's runs end their lines; its last lines follow.)
         self.line_start = data.is_none_or(|d| d.last().is_none_or(|&b| b == b'\n'));
     }
@@ -679,12 +678,10 @@ impl ReaderProbe {
     }
 }
 
-/// The process that was reading a line (having read `read` bytes then)
-/// took input since: it read more, or it is gone (it may have read its
-/// line and ended). Woken by a signal (a shell reaping a job) it read
-/// nothing: that is no line taken.
-fn took_input(pid: u32, read: u64) -> bool {
-    procfs::io(pid, false).is_none_or(|io| io.read > read)
+/// `data` is a small piece of whole plain lines (a flood's are not looked
+/// at one by one, nor searched for this).
+fn small_lines(data: &[u8]) -> bool {
+    data.len() <= SMALL_CHUNK && crate::plain::whole_lines(data)
 }
 
 /// A program reads a line with the kernel echoing what is typed.

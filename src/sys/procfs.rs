@@ -47,7 +47,6 @@ fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
     });
     if kept.is_none() {
         let f = std::fs::File::open(path)?;
-        buf.clear();
         read_from_start(&f, &mut buf)?;
         OPEN.with_borrow_mut(|open| {
             if open.len() >= KEEP_OPEN {

@@ -1,5 +1,8 @@
-//! What the pane's processes that are gone wrote: taken into a parent's
-//! total when it reaped them (see `ReaderProbe`'s look at the tree).
+//! What the pane's processes did between two looks (see `ReaderProbe`):
+//! what those gone since wrote (taken into a parent's total when it
+//! reaped them), and whether a line reader took input.
+
+use crate::sys::procfs;
 
 /// What the processes seen at the last look (`before`) and reaped since
 /// had written by then. Their parent's total took in all they wrote (the
@@ -35,6 +38,14 @@ pub(super) fn reaped_totals(
         .filter(|(pid, parent, _)| !here(*pid) && !exists(*pid) && reaped_into_pane(*parent))
         .map(|(.., w)| *w)
         .sum()
+}
+
+/// The process that was reading a line (having read `read` bytes then)
+/// took input since: it read more, or it is gone (it may have read its
+/// line and ended). Woken by a signal (a shell reaping a job) it read
+/// nothing: that is no line taken.
+pub(super) fn took_input(pid: u32, read: u64) -> bool {
+    procfs::io(pid, false).is_none_or(|io| io.read > read)
 }
 
 #[cfg(test)]
