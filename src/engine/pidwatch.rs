@@ -11,47 +11,36 @@
 /// falls back to asking tmux periodically.
 #[cfg(target_os = "linux")]
 pub fn watch(pid: u32, exited: impl FnOnce() + Send + 'static) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        // ESRCH: it has already exited; anything else: unsupported.
-        if std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+    use crate::sys::pidfd::{Pidfd, open};
+    use std::os::fd::AsRawFd;
+    let fd = match open(pid) {
+        Pidfd::Open(fd) => fd,
+        Pidfd::Gone if pid > 0 => {
             exited();
             return true;
         }
-        return false;
-    }
-    let fd = fd as libc::c_int;
+        _ => return false,
+    };
     std::thread::Builder::new()
         .name("pane-exit".into())
         .spawn(move || {
             let mut p = libc::pollfd {
-                fd,
+                fd: fd.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let mut exited = Some(exited);
             loop {
-                // SAFETY: one valid pollfd, owned by this thread.
+                // SAFETY: one valid pollfd, its descriptor owned by this
+                // thread.
                 let r = unsafe { libc::poll(&mut p, 1, -1) };
                 if r > 0 {
-                    if let Some(f) = exited.take() {
-                        f();
-                    }
+                    exited();
                     break;
                 }
                 if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
                     break;
                 }
             }
-            // SAFETY: the fd was opened above and is closed once.
-            unsafe { libc::close(fd) };
         })
         .is_ok()
 }

@@ -6,6 +6,7 @@
 pub mod fds;
 #[cfg(target_os = "linux")]
 pub mod inotify;
+pub mod pidfd;
 pub mod poller;
 pub mod procfs;
 pub mod pts;
@@ -19,8 +20,8 @@ use std::time::Duration;
 
 /// Start `tmux-wait ARGS...` in its own session, detached from us, its
 /// standard streams closed: it outlives this process and ends by itself.
-/// It gets the open-files limit this process started with. Returns its
-/// pid; `what` names it in the error.
+/// It gets the open-files limit this process started with, and is reaped
+/// when it ends. Returns its pid; `what` names it in the error.
 pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -39,9 +40,21 @@ pub fn spawn_self_detached(args: &[OsString], what: &str) -> Result<u32> {
         });
     }
     fds::restore_in_child(&mut cmd);
-    cmd.spawn()
-        .map(|c| c.id())
-        .map_err(|e| Error::io(&format!("cannot start {what}"), e))
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io(&format!("cannot start {what}"), e))?;
+    let pid = child.id();
+    // Reaped when it ends, by a thread that waits for nothing else: a
+    // long-lived process (attention's watch starts a hub whenever the
+    // last one went) would otherwise keep a zombie for each. If this
+    // process ends first, the child is reparented and reaped there.
+    let reaped = std::thread::Builder::new()
+        .name("reap".into())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+    drop(reaped);
+    Ok(pid)
 }
 
 /// The credentials of the process at the other end of a Unix socket

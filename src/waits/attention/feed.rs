@@ -145,7 +145,7 @@ impl Feed {
         Ok(Feed {
             serial: FEEDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
-            pidfd: pidfd(pane.pane_pid),
+            pidfd: crate::sys::pidfd::open(pane.pane_pid).fd(),
             pane,
             conn,
             dec,
@@ -318,27 +318,5 @@ fn entry_for(pane: &PaneInfo, width: usize, row: String, cursor_x: u32, alt: boo
             shell::reads(pane.pane_pid, &pane.pane_tty).0,
             Reads::Keys { .. }
         ),
-    }
-}
-
-/// A descriptor that becomes readable when process `pid` exits (Linux
-/// 5.3+); None elsewhere (the pane is then checked when its stream ends).
-fn pidfd(pid: u32) -> Option<OwnedFd> {
-    #[cfg(target_os = "linux")]
-    {
-        let pid = libc::pid_t::try_from(pid).ok().filter(|p| *p > 0)?;
-        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if fd < 0 {
-            return None;
-        }
-        use std::os::fd::FromRawFd;
-        // SAFETY: the descriptor was just opened and is owned here alone.
-        Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        None
     }
 }

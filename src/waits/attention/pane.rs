@@ -209,13 +209,20 @@ impl PaneWatch {
     }
 
     /// When this pane next needs a turn.
+    /// (A pane's looks are timed only while it has a source to look
+    /// through: opening, and gone, it waits for the opener's answer or
+    /// for nothing. A timer that counted then would be due for good, and
+    /// the watch would turn without rest.)
     pub fn wake(&self) -> Option<Instant> {
-        let mut w = earliest(self.timers.probe, self.timers.quiet);
-        w = earliest(w, self.exit_check.map(|(_, next)| next));
+        let looks = earliest(self.timers.probe, self.timers.quiet);
+        let exit = self.exit_check.map(|(_, next)| next);
         match &self.source {
-            Source::Stream(f) => earliest(w, f.wake()),
-            Source::Kernel { tick, retry } => earliest(w, Some((*tick).min(*retry))),
-            _ => w,
+            Source::Stream(f) => earliest(earliest(looks, exit), f.wake()),
+            Source::Kernel { tick, retry } => {
+                earliest(earliest(looks, exit), Some((*tick).min(*retry)))
+            }
+            Source::Opening => exit,
+            Source::Gone => None,
         }
     }
 
@@ -334,7 +341,13 @@ impl PaneWatch {
                     return;
                 }
             }
-            _ => return,
+            // (Nothing to look through: the looks owed are dropped; a new
+            // stream starts its own.)
+            Source::Opening | Source::Gone => {
+                self.timers.probe = None;
+                self.timers.quiet = None;
+                return;
+            }
         }
         if self.timers.probe.is_some_and(|p| p <= now) {
             self.look(ctx, false, out);

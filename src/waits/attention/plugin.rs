@@ -62,8 +62,10 @@ const ICON: &str = "@tmux-wait-icon-attention";
 const PROFILES: &str = "@tmux-wait-profiles";
 /// What "quiet" means, for attention as for the `Q` key.
 const QUIET: &str = "@tmux-wait-quiet-seconds";
-/// The lock that keeps one watching process per server.
+/// The lock that keeps one watching process per server, and how long a
+/// new process waits for it.
 const LOCK: &str = "tmux-wait-attention.lock";
+const LOCK_PATIENCE: Duration = Duration::from_secs(3);
 
 fn on(v: &str) -> bool {
     matches!(v.trim(), "on" | "1" | "yes" | "true")
@@ -227,7 +229,10 @@ fn tell_client(socket: &Socket, client: Option<&str>, text: &str) {
 /// `attention serve`: watch, mark, tell, until attention goes off (it is
 /// stopped) or the server goes.
 pub fn serve(socket: &Socket) -> Result<()> {
-    let SocketLock::Held(_lock) = lock_beside_socket(socket, LOCK, true, Instant::now()) else {
+    // (A watch of a server that has just gone, on the same socket path,
+    // lets go of the lock the moment it sees the server's end.)
+    let deadline = Instant::now() + LOCK_PATIENCE;
+    let SocketLock::Held(_lock) = lock_beside_socket(socket, LOCK, true, deadline) else {
         return Ok(()); // one runs already
     };
     // Said first, read after: a `sync` that changed the options and saw
@@ -253,6 +258,14 @@ pub fn serve(socket: &Socket) -> Result<()> {
     };
     remote::start(socket, quiet_after(socket), &profiles);
     let ended = watch(socket, scopes, &sig, &offs, profiles);
+    // The server is gone, and its hooks and options with it: the socket
+    // may already be a new server's, which is not ours to clear.
+    if ended
+        .as_ref()
+        .is_err_and(|e| matches!(e.kind, Kind::ServerExited | Kind::NoServer))
+    {
+        return Ok(());
+    }
     // Ours only: a restarted process puts them back.
     remove_hooks(socket);
     if option(socket, PID).trim() == me {

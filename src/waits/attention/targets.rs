@@ -26,16 +26,18 @@ pub struct Row {
     pub window_id: String,
     pub window_index: i64,
     pub session_name: String,
+    /// The tmux server's own pid (the same on every row).
+    pub server_pid: u32,
 }
 
-const ROW_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_tty}\t#{session_id}\t#{window_id}\t#{window_index}\t#{session_name}";
+const ROW_FORMAT: &str = "#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{pane_tty}\t#{session_id}\t#{window_id}\t#{window_index}\t#{pid}\t#{session_name}";
 
 impl Row {
     fn parse(line: &str) -> Option<Row> {
         // The session's name comes last: it is the one field that may hold
         // a tab.
-        let f: Vec<&str> = line.splitn(8, '\t').collect();
-        if f.len() != 8 || !f[0].starts_with('%') {
+        let f: Vec<&str> = line.splitn(9, '\t').collect();
+        if f.len() != 9 || !f[0].starts_with('%') {
             return None;
         }
         Some(Row {
@@ -46,7 +48,8 @@ impl Row {
             session_id: f[4].to_owned(),
             window_id: f[5].to_owned(),
             window_index: f[6].parse().unwrap_or(0),
-            session_name: f[7].to_owned(),
+            server_pid: f[7].parse().unwrap_or(0),
+            session_name: f[8].to_owned(),
         })
     }
 
@@ -209,12 +212,12 @@ mod tests {
 
     #[test]
     fn rows_and_scopes() {
-        let r = Row::parse("%1\t42\t0\t/dev/pts/3\t$0\t@0\t1\tmy\tsession").unwrap();
+        let r = Row::parse("%1\t42\t0\t/dev/pts/3\t$0\t@0\t1\t40\tmy\tsession").unwrap();
         assert_eq!(
-            (r.session_name.as_str(), r.window_index),
-            ("my\tsession", 1)
+            (r.session_name.as_str(), r.window_index, r.server_pid),
+            ("my\tsession", 1, 40)
         );
-        let r2 = Row::parse("%2\t43\t1\t/dev/pts/4\t$1\t@1\t0\tother").unwrap();
+        let r2 = Row::parse("%2\t43\t1\t/dev/pts/4\t$1\t@1\t0\t40\tother").unwrap();
         let rows = vec![r.clone(), r2.clone()];
         let sel = select(
             &rows,

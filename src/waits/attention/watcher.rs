@@ -114,6 +114,62 @@ pub struct Watch {
     poller: Poller,
     openers: Openers,
     buf: Vec<u8>,
+    /// How the end of the tmux server is seen: a watch whose panes have
+    /// all gone (a server with attention on every session) has nothing
+    /// else that ends with the server.
+    server_end: ServerEnd,
+}
+
+/// The tmux server's end: its pidfd (Linux), else a look now and then.
+enum ServerEnd {
+    Pidfd(std::os::fd::OwnedFd),
+    Look { pid: u32, next: Instant },
+    Unknown,
+}
+
+/// Without a pidfd, how often the server's pid is looked at.
+const SERVER_LOOK: Duration = Duration::from_secs(30);
+
+impl ServerEnd {
+    fn watch(pid: u32) -> ServerEnd {
+        use crate::sys::pidfd::{Pidfd, open};
+        if pid <= 1 {
+            return ServerEnd::Unknown;
+        }
+        match open(pid) {
+            Pidfd::Open(fd) => ServerEnd::Pidfd(fd),
+            Pidfd::Gone | Pidfd::Unsupported => ServerEnd::Look {
+                pid,
+                next: Instant::now(),
+            },
+        }
+    }
+
+    fn wake(&self) -> Option<Instant> {
+        match self {
+            ServerEnd::Look { next, .. } => Some(*next),
+            _ => None,
+        }
+    }
+
+    /// Whether the server is gone, looked at if the look is due.
+    fn gone(&mut self, now: Instant) -> bool {
+        match self {
+            ServerEnd::Look { pid, next } if *next <= now => {
+                *next = now + SERVER_LOOK;
+                let pid = nix::unistd::Pid::from_raw(*pid as i32);
+                matches!(
+                    nix::sys::signal::kill(pid, None),
+                    Err(nix::errno::Errno::ESRCH)
+                )
+            }
+            _ => false,
+        }
+    }
+}
+
+fn server_exited() -> Error {
+    Error::new(Kind::ServerExited, "the tmux server exited during the wait")
 }
 
 /// The poller's keys: the wake-up pipe, and for a pane's stream its feed's
@@ -121,6 +177,9 @@ pub struct Watch {
 /// descriptor number used again by another feed from passing for the
 /// old one).
 const KEY_WAKE: u64 = 0;
+/// The server's pidfd (a feed's serial is never 0, so its keys are never
+/// this small).
+const KEY_SERVER: u64 = 1;
 const ENTRY_BITS: u32 = 24;
 
 fn feed_key(serial: u64, entry: usize, pid: bool) -> u64 {
@@ -204,7 +263,9 @@ impl Watch {
         profiles: Profiles,
     ) -> Result<Watch> {
         crate::sys::fds::raise();
-        let rows = targets::select(&targets::list(socket)?, &scopes);
+        let all = targets::list(socket)?;
+        let server_pid = all.first().map_or(0, |r| r.server_pid);
+        let rows = targets::select(&all, &scopes);
         if rows.is_empty() {
             return Err(Error::new(Kind::NoPane, "the targets hold no pane"));
         }
@@ -235,14 +296,7 @@ impl Watch {
             socket: socket.clone(),
         };
         if scopes.iter().any(|s| !matches!(s, Scope::Pane(_))) {
-            // (The server is its panes' parent: it made them.)
-            let server = rows
-                .iter()
-                .filter(|r| !r.dead && r.pane_pid > 0)
-                .find_map(|r| crate::sys::procfs::stat(r.pane_pid))
-                .map(|st| st.ppid)
-                .filter(|&p| p > 1);
-            watch_new_terminals(waker, server);
+            watch_new_terminals(waker, Some(server_pid).filter(|&p| p > 1));
         }
         let mut w = Watch {
             socket: socket.clone(),
@@ -258,6 +312,7 @@ impl Watch {
             poller: Poller::new().map_err(|e| Error::io("cannot make a poller", e))?,
             openers,
             buf: vec![0u8; 256 * 1024],
+            server_end: ServerEnd::watch(server_pid),
         };
         for r in rows {
             w.add(r, false);
@@ -376,7 +431,13 @@ impl Watch {
             }
             self.poller
                 .want(self.wake_end.as_raw_fd(), KEY_WAKE, libc::POLLIN);
-            let mut wake = deadline;
+            if let ServerEnd::Pidfd(fd) = &self.server_end {
+                self.poller.want(fd.as_raw_fd(), KEY_SERVER, libc::POLLIN);
+            }
+            if self.server_end.gone(now) {
+                return Err(server_exited());
+            }
+            let mut wake = self.server_end.wake().map_or(deadline, |w| w.min(deadline));
             for (i, e) in self.entries.iter().enumerate() {
                 if let Source::Stream(f) = &e.pane.source {
                     let p = &mut self.poller;
@@ -394,6 +455,7 @@ impl Watch {
             for r in self.poller.wait_fine(wake.saturating_duration_since(now)) {
                 match r.key {
                     KEY_WAKE => woken = true,
+                    KEY_SERVER => return Err(server_exited()),
                     k => who.push(key_entry(k)),
                 }
             }

@@ -136,6 +136,7 @@ impl PaneWatch {
     ) {
         self.exit_check = None;
         self.source = Source::Gone;
+        self.timers = Timers::new();
         let now = now_secs();
         let armed = self.machine.is_some();
         let m = self
