@@ -16,6 +16,8 @@ pub struct Look {
     pub reads: Option<Reads>,
     /// The program reading the terminal, else the foreground's.
     pub command: Option<String>,
+    /// The process that reads the terminal, when the kernel says.
+    pub reader: Option<u32>,
     /// The line under the cursor, without typed echo.
     pub line: String,
     /// That line holds output a program wrote (not only a shell's prompt

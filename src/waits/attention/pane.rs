@@ -5,12 +5,14 @@
 //! takes what it found from `out`.
 
 mod agent;
+mod asked;
 mod ending;
 mod kernel;
 mod timers;
 
 use agent::AgentSignals;
 pub use agent::group as foreground_procs;
+use asked::Asked;
 pub use ending::last_write_age;
 use kernel::{just_forked, screen, window_wrote_lately, working};
 use timers::{Timers, earliest};
@@ -179,6 +181,8 @@ pub struct PaneWatch {
     late: bool,
     /// What the stream's programs had written at the last output.
     written: u64,
+    /// The question the reading process asked last (see [`Asked`]).
+    asked: Option<Asked>,
 }
 
 impl PaneWatch {
@@ -201,6 +205,7 @@ impl PaneWatch {
             lagging: 0,
             late,
             written: 0,
+            asked: None,
         }
     }
 
@@ -480,6 +485,7 @@ impl PaneWatch {
             self.agent.agent(&ctx.profiles, self.pane.pane_pid);
         }
         self.agent.fill(&mut look, now, STILL);
+        self.resumed_question(&mut look);
         look.redrawing = if look.agent.is_some() {
             // (An agent's own signals say whether it works.)
             false
@@ -600,6 +606,7 @@ impl PaneWatch {
             self.timers.probe = Some(self.timers.last_data + STILL);
             return;
         }
+        self.remember_question(&look, &found);
         let t = now_secs();
         match &mut self.machine {
             None => {

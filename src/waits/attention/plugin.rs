@@ -396,6 +396,27 @@ fn watch(
                     unmark(socket, std::slice::from_ref(&e.row.pane_id));
                     refresh(socket);
                 }
+                // A question already asked when attention came on (turned
+                // on, the plugin reloaded, the server restarted with it)
+                // is marked, without telling: it waits for someone all
+                // the same. (A pane made later says its question as a
+                // change, and is told.)
+                if !e.late
+                    && !offs.contains(&e.row.session_id)
+                    && let Some(st) = e.status()
+                    && st.state == State::Asking
+                    && mark_of(socket, &e.row.pane_id).is_none()
+                {
+                    let c = Change {
+                        what: What::State(State::Asking),
+                        status: st.clone(),
+                        line: None,
+                    };
+                    let pane = e.row.pane_id.clone();
+                    let seen = on_screen(socket).contains(&pane);
+                    mark(socket, &pane, &c, seen);
+                    refresh(socket);
+                }
             }
             Event::AllArmed => {
                 watched(socket, &arming.take().unwrap_or_default());

@@ -25,6 +25,7 @@ impl PaneWatch {
             let (reads, reader) = shell::reads(pid, tty);
             if reads != Reads::Unknown {
                 look.reads = Some(reads);
+                look.reader = reader;
                 look.command = match reads {
                     Reads::Prompt => None,
                     Reads::Line { .. } | Reads::Keys { .. } => reader.and_then(shell::program_name),

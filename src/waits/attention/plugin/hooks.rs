@@ -1,23 +1,48 @@
-//! The hooks that see a person visit a pane, or leave one: appended to
-//! the user's own (`set-hook -a`), each starting a process only while some
+//! The hooks that see a person visit a pane, or leave one, and those that
+//! see a marked pane's place change (a session renamed, a window moved or
+//! linked, a pane joined to or broken out of a window): appended to the
+//! user's own (`set-hook -a`), each starting a process only while some
 //! pane is marked or held, put back when a reload of the config replaced
 //! them (`set-hook` without `-a` replaces every command of a hook), and
 //! removed (only ours, told by what they run) when attention goes off.
+//!
+//! `swap-pane` runs no hook of its own; it changes the active pane of the
+//! windows it swaps between (`window-pane-changed`), except with `-d`.
 
 use super::marks::VISIT;
 use crate::error::{Error, Result};
 use crate::tmux::Socket;
 use crate::tmux::protocol::{format_escape, quote, sh_quote};
 
-/// The hooks that see a visit: name, and whether it is a window hook.
-const HOOKS: [(&str, bool); 6] = [
+/// The hooks that see a visit or a move: name, and whether it is a
+/// window hook.
+const HOOKS: [(&str, bool); 10] = [
     ("after-select-pane", false),
     ("window-pane-changed", true),
     ("session-window-changed", false),
     ("client-session-changed", false),
     ("client-attached", false),
     ("client-detached", false),
+    ("session-renamed", false),
+    ("window-layout-changed", true),
+    ("window-linked", false),
+    ("window-unlinked", false),
 ];
+
+/// The hooks of this server's tmux: `window-linked` and `window-unlinked`
+/// are window hooks before tmux 3.3, session hooks since.
+fn hooks(socket: &Socket) -> Vec<(&'static str, bool)> {
+    let old = socket
+        .version()
+        .is_some_and(|v| v < crate::tmux::Version(3, 3));
+    HOOKS
+        .iter()
+        .map(|&(name, window)| {
+            let linking = name == "window-linked" || name == "window-unlinked";
+            (name, window || (linking && old))
+        })
+        .collect()
+}
 /// What tells our hooks from the user's.
 const OURS: &str = "attention visit";
 
@@ -53,15 +78,16 @@ struct Ours {
 
 /// Our hooks per hook, from `show-hooks` (one tmux command).
 fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Vec<Ours>)> {
+    let hooks = hooks(socket);
     let mut args: Vec<&str> = Vec::new();
-    for (name, window) in HOOKS {
+    for &(name, window) in &hooks {
         if !args.is_empty() {
             args.push(";");
         }
         args.extend(["show-hooks", if window { "-gw" } else { "-g" }, name]);
     }
     let lines = socket.run(&args).unwrap_or_default();
-    HOOKS
+    hooks
         .iter()
         .map(|&(name, window)| {
             let ours = lines

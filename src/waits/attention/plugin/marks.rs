@@ -242,7 +242,10 @@ pub(super) fn outlasts_a_visit(mark: &str) -> bool {
 }
 
 /// Push the segment, the windows' marks and the hooks' flag from the
-/// panes' marks.
+/// panes' marks: only what differs from what tmux holds, so that a
+/// refresh that finds everything in place redraws nothing. (Places are
+/// read anew: a session renamed, a window moved or a pane taken to
+/// another window shows where it is now.)
 pub(super) fn refresh(socket: &Socket) {
     let all = marked(socket);
     let m: Vec<&Marked> = all.iter().filter(|x| !x.held).collect();
@@ -265,26 +268,45 @@ pub(super) fn refresh(socket: &Socket) {
             80,
         ),
     };
-    let mut args: Vec<String> = ["set-option", "-gq", STATUS, &segment]
-        .map(String::from)
-        .to_vec();
-    args.push(";".into());
-    if all.is_empty() {
-        args.extend(["set-option", "-gqu", VISIT].map(String::from));
-    } else {
-        args.extend(["set-option", "-gq", VISIT, "1"].map(String::from));
-    }
+    // Every window, with (on each line: they are global) the segment and
+    // the hooks' flag as tmux holds them.
     let windows = socket
         .run([
             "list-windows",
             "-a",
             "-F",
-            &format!("#{{window_id}}\t#{{{WINDOW}}}"),
+            &format!("#{{window_id}}\t#{{{WINDOW}}}\t#{{{VISIT}}}\t#{{{STATUS}}}"),
         ])
         .unwrap_or_default();
+    let (visit_now, segment_now) = windows
+        .first()
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(4, '\t').collect();
+            (
+                f.get(2).is_some_and(|v| !v.is_empty()),
+                f.get(3).copied().unwrap_or("").to_owned(),
+            )
+        })
+        .unwrap_or((false, String::new()));
+    let mut args: Vec<String> = Vec::new();
+    let then = |args: &mut Vec<String>, cmd: &[&str]| {
+        if !args.is_empty() {
+            args.push(";".into());
+        }
+        args.extend(cmd.iter().map(|s| (*s).to_owned()));
+    };
+    if windows.is_empty() || segment != segment_now {
+        then(&mut args, &["set-option", "-gq", STATUS, &segment]);
+    }
+    match (all.is_empty(), visit_now) {
+        (true, true) => then(&mut args, &["set-option", "-gqu", VISIT]),
+        (false, false) => then(&mut args, &["set-option", "-gq", VISIT, "1"]),
+        _ => {}
+    }
     let mut seen: Vec<&str> = Vec::new();
     for l in &windows {
-        let (w, cur) = l.split_once('\t').unwrap_or((l.as_str(), ""));
+        let mut f = l.splitn(3, '\t');
+        let (w, cur) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
         if seen.contains(&w) {
             continue;
         }
@@ -295,24 +317,27 @@ pub(super) fn refresh(socket: &Socket) {
             .map(|x| x.mark.clone())
             .unwrap_or_default();
         if want != cur {
-            args.push(";".into());
             if want.is_empty() {
-                args.extend(["set-option", "-wqu", "-t", w, WINDOW].map(String::from));
+                then(&mut args, &["set-option", "-wqu", "-t", w, WINDOW]);
             } else {
-                args.extend(["set-option", "-wq", "-t", w, WINDOW, &want].map(String::from));
+                then(&mut args, &["set-option", "-wq", "-t", w, WINDOW, &want]);
             }
         }
     }
-    let _ = socket.run(&args);
+    if !args.is_empty() {
+        let _ = socket.run(&args);
+    }
 }
 
-/// `attention visit`: the person's screens changed. A mark on a pane now
-/// on a screen goes (a question's is held until they leave it
-/// unanswered); a held mark on a pane no longer on any screen counts.
+/// `attention visit`: the person's screens changed, or a marked pane's
+/// place may have (a session renamed, a window moved, a pane taken to
+/// another window). A mark on a pane now on a screen goes (a question's
+/// is held until they leave it unanswered); a held mark on a pane no
+/// longer on any screen counts; the segment and the windows' marks say
+/// where the panes are now.
 pub fn visit(socket: &Socket) -> crate::error::Result<()> {
     let seen = on_screen(socket);
     let mut gone = Vec::new();
-    let mut changed = false;
     for m in marked(socket) {
         let here = seen.contains(&m.pane);
         match (here, m.held) {
@@ -321,12 +346,9 @@ pub fn visit(socket: &Socket) -> crate::error::Result<()> {
             (false, true) => hold(socket, &m.pane, false),
             _ => continue,
         }
-        changed = true;
     }
     unmark(socket, &gone);
-    if changed {
-        refresh(socket);
-    }
+    refresh(socket);
     Ok(())
 }
 
