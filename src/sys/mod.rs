@@ -3,6 +3,7 @@
 //! open-files limit (`fds`), and what the kernel says about processes
 //! (`procfs`) and terminals (`tty`).
 
+pub mod clock;
 pub mod fds;
 #[cfg(target_os = "linux")]
 pub mod inotify;

@@ -345,6 +345,7 @@ fn kit_run(a: &'static Agent) {
         height: 40,
         history_limit: 5000,
         extra_config: "set -g default-terminal tmux-256color\nset -s escape-time 10\n".into(),
+        ..Options::default()
     });
     let mut run = Run::new(&s, a, &cache);
     run.phase = "1";

@@ -14,7 +14,12 @@ fn server() -> TestServer {
 /// A server whose status line shows the segment and the windows' marks,
 /// with `extra` lines of config.
 pub(crate) fn server_with(extra: &str) -> TestServer {
-    TestServer::with(Options {
+    TestServer::with(server_options(extra))
+}
+
+/// The options of [`server_with`].
+pub(crate) fn server_options(extra: &str) -> Options {
+    Options {
         extra_config: format!(
             "set -g status on\n\
              set -g status-right '[#{{tmux_wait_attention}}]'\n\
@@ -22,7 +27,7 @@ pub(crate) fn server_with(extra: &str) -> TestServer {
              set -g window-status-current-format '#I*'\n{extra}"
         ),
         ..Options::default()
-    })
+    }
 }
 
 pub(crate) fn load_plugin(s: &TestServer) {

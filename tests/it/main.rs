@@ -23,6 +23,7 @@ mod idle_output;
 mod idle_prompt;
 mod install;
 mod interference;
+mod lifecycle;
 mod mcp;
 mod messages;
 mod native_client;

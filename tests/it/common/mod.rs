@@ -108,6 +108,9 @@ pub struct Options {
     pub height: u32,
     pub history_limit: u32,
     pub extra_config: String,
+    /// Environment variables of the server (and so of everything it
+    /// starts).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -117,6 +120,7 @@ impl Default for Options {
             height: 30,
             history_limit: 2000,
             extra_config: String::new(),
+            env: Vec::new(),
         }
     }
 }
@@ -172,6 +176,7 @@ impl TestServer {
             .env("PATH", path_with_helper())
             .env("TMPDIR", server.dir.path())
             .env_remove("XDG_RUNTIME_DIR")
+            .envs(o.env.iter().map(|(k, v)| (k, v)))
             .output()
             .expect("start tmux");
         assert!(out.status.success(), "tmux new-session failed: {out:?}");

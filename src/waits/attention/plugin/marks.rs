@@ -3,7 +3,8 @@
 //! process:
 //!
 //! - pane options `@tmux-wait-attention-mark` (the state or event),
-//!   `-since` (when the need began) and `-what` (with the question, for
+//!   `-since` (when the need began, on the clock of `sys::clock`, which
+//!   no setting of the wall clock moves) and `-what` (with the question, for
 //!   the menu); `-held` while the need began under a person's eyes and
 //!   they have not left the pane yet (not counted, not shown);
 //! - the window option `@tmux-wait-attention-window` (the mark of the
@@ -105,7 +106,7 @@ fn what_of(c: &Change) -> String {
 
 /// Mark `pane` for `c`, as of now; `held`: the person sees it now.
 pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) {
-    let since = format!("{:.3}", super::super::pane::now_secs());
+    let since = format!("{:.3}", crate::sys::clock::boot_secs());
     let what = what_of(c);
     let mut args: Vec<&str> = vec![
         "set-option",

@@ -101,7 +101,7 @@ impl Other {
         let pane = r.pane_id.rsplit('/').next().unwrap_or("").to_owned();
         Other {
             id,
-            since: super::super::pane::now_secs(),
+            since: crate::sys::clock::boot_secs(),
             mark: r.state.to_owned(),
             place: format!("{}:{}", r.session, r.window),
             what,
