@@ -335,12 +335,20 @@ pub fn install(name: &str, exe: &Path) -> Result<String> {
         let entries = serde_json::to_string(&entries["hooks"]).unwrap_or_default();
         format!("add to its \"hooks\" by hand (or where it is made from): {entries}")
     })?;
+    // The record names the file by its directory's canonical path, which
+    // exists from here on.
+    if let Some(dir) = place.target.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(&format!("cannot make {}", dir.display()), e))?;
+    }
+    let place = Place::of(a)?;
     // What was there goes first: a run killed between the two leaves a
     // record of nothing changed, never a change without a record.
     let noted = file::record(&place.target, Some(&plan.before));
     file::write(&place.target, &plan.text, 0o666)?;
     let mut said = format!(
-        "{shown}: tmux-wait's hook added for {} events ({})",
+        "{}: tmux-wait's hook added for {} events ({})",
+        place.shown(),
         plan.changed,
         a.events.join(", ")
     );
