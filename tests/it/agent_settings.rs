@@ -279,6 +279,43 @@ fn a_read_only_target_is_refused_with_the_entries_to_add() {
     assert_eq!(f.code, Some(0), "{f:?}");
 }
 
+/// The Nix store itself: a read-only mount, which root may not write
+/// either (a mount namespace of the test's own, as root).
+#[test]
+fn a_target_on_a_read_only_mount_is_refused() {
+    let unshare = Command::new("unshare").arg("--help").output();
+    if !root() || unshare.is_err() {
+        println!("skipped: needs root and unshare");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let store = home.path().join("store");
+    let real = store.join("settings.json");
+    let text = "{\"model\": \"opus\"}\n";
+    write(&real, text);
+    let link = file_of(home.path(), "claude-code");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let script =
+        "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && shift && exec \"$@\"";
+    let mut c = Command::new("unshare");
+    c.args(["-m", "sh", "-c", script, "sh"])
+        .arg(&store)
+        .args([BIN, "agents", "install", "claude-code"])
+        .env("HOME", home.path());
+    for v in MOVERS {
+        c.env_remove(v);
+    }
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(6), "{f:?}");
+    assert!(
+        f.stderr.contains("is on a read-only file system"),
+        "{}",
+        f.stderr
+    );
+    assert_eq!(read(&real), text);
+}
+
 #[test]
 fn the_agents_own_directory_variables_are_honoured() {
     let home = tempfile::tempdir().unwrap();

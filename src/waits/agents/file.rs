@@ -85,7 +85,13 @@ pub fn read_only(target: &Path) -> Option<String> {
         // SAFETY: access reads a NUL-terminated path.
         if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
             let e = std::io::Error::last_os_error();
-            return Some(format!("{what}: {e}"));
+            return Some(match e.raw_os_error() {
+                Some(libc::EROFS) => format!("{what} is on a read-only file system"),
+                Some(libc::EACCES | libc::EPERM) => {
+                    format!("{what} may not be written by this user")
+                }
+                _ => format!("{what}: {e}"),
+            });
         }
         None
     };
