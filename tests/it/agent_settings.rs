@@ -131,6 +131,7 @@ fn install_then_remove_gives_every_layout_back_byte_for_byte() {
             "{\"model\":\"opus\",\"env\":{\"A\":\"1\",\"B\":\"2\"}}",
         ),
         ("claude-code", "{}"),
+        ("claude-code", "\u{feff}{\n  \"model\": \"opus\"\n}\n"),
         (
             "codex",
             "{\n    \"hooks\": {\n        \"Stop\": []\n    }\n}",
@@ -180,6 +181,18 @@ fn comments_are_kept_where_the_agent_reads_them_and_refused_where_it_does_not() 
         assert!(f.stderr.contains("strict JSON"), "{}", f.stderr);
         assert_eq!(f.stderr.trim().lines().count(), 1, "{}", f.stderr);
         assert_eq!(read(&file), text);
+    }
+    // A byte order mark: Claude Code and Qwen Code read one, Codex and
+    // Gemini CLI do not.
+    let bom = "\u{feff}{\"model\": \"x\"}";
+    for agent in ["codex", "gemini-cli"] {
+        let home = tempfile::tempdir().unwrap();
+        let file = file_of(home.path(), agent);
+        write(&file, bom);
+        let f = agents(home.path(), &["install", agent]);
+        assert_eq!(f.code, Some(2), "{f:?}");
+        assert!(f.stderr.contains("byte order mark"), "{}", f.stderr);
+        assert_eq!(read(&file), bom);
     }
 }
 

@@ -79,7 +79,12 @@ pub const AGENTS: &[Agent] = &[
         events: CLAUDE_EVENTS,
         matcher: "",
         named: false,
-        dialect: STRICT,
+        // Strict JSON ("Invalid or malformed JSON" for a comment), but a
+        // byte order mark is read (2.1.332).
+        dialect: Dialect {
+            comments: false,
+            bom: true,
+        },
     },
     Agent {
         name: "qwen-code",
@@ -109,7 +114,8 @@ pub const AGENTS: &[Agent] = &[
         ],
         matcher: "*",
         named: true,
-        // JSON.parse(stripJsonComments(content)), 0.61.0.
+        // JSON.parse(stripJsonComments(content)), 0.61.0: no byte order
+        // mark.
         dialect: Dialect {
             comments: true,
             bom: false,
@@ -129,6 +135,8 @@ pub const AGENTS: &[Agent] = &[
         ],
         matcher: "",
         named: false,
+        // serde_json::from_str, 0.171: neither comments nor a byte order
+        // mark ("failed to parse hooks config").
         dialect: STRICT,
     },
 ];
