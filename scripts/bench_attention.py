@@ -750,7 +750,12 @@ class AgentPane:
         end_pids(found, grace=3.0)
 
     def install_hooks(self):
-        env = dict(ENV, HOME=self.home)
+        # The agents' own directory variables would send the hook out of
+        # the private home.
+        env = {k: v for k, v in ENV.items()
+               if k not in ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "GEMINI_CLI_HOME",
+                            "CODEX_HOME", "XDG_STATE_HOME")}
+        env["HOME"] = self.home
         r = subprocess.run([BIN, "agents", "install", self.name], capture_output=True,
                            text=True, env=env)
         return r.returncode, (r.stderr or r.stdout).strip().splitlines()[:1]

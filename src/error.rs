@@ -20,6 +20,9 @@ pub mod exit {
     pub const ALTERNATE_SCREEN: i32 = 4;
     /// The channel was signalled with a non-zero `--status`.
     pub const SIGNALLED_FAILURE: i32 = 5;
+    /// `agents install|remove`: the settings file is read-only; nothing
+    /// was written (the message shows what to change by hand).
+    pub const READ_ONLY: i32 = 6;
     /// `run`: the timeout ended the wait, the command goes on (as
     /// `timeout(1)`).
     pub const RUN_TIMED_OUT: i32 = 124;
@@ -38,6 +41,10 @@ pub mod exit {
         (STOPPED, "stopped by a --stop pattern"),
         (ALTERNATE_SCREEN, "timed out on the alternate screen"),
         (SIGNALLED_FAILURE, "signalled with a non-zero --status"),
+        (
+            READ_ONLY,
+            "agents: a read-only settings file, nothing written",
+        ),
         (RUN_TIMED_OUT, "run: timed out, the command goes on"),
         (RUN_FAILED, "run: tmux-wait failed"),
         (129, "interrupted by SIGHUP"),
@@ -92,6 +99,8 @@ pub enum Kind {
     HostUnreachable,
     /// A host runs no tmux-wait, or one older than this.
     NoHelper,
+    /// `agents`: the settings file (or its directory) is read-only.
+    ReadOnly,
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
 }
@@ -115,6 +124,7 @@ impl Kind {
             Kind::TooManyOpenFiles => "too_many_open_files",
             Kind::HostUnreachable => "host_unreachable",
             Kind::NoHelper => "no_helper",
+            Kind::ReadOnly => "read_only",
             Kind::Interrupted(_) => "interrupted",
         }
     }
@@ -122,6 +132,7 @@ impl Kind {
     pub fn exit_code(self) -> i32 {
         match self {
             Kind::Interrupted(sig) => 128 + sig,
+            Kind::ReadOnly => exit::READ_ONLY,
             _ => exit::ERROR,
         }
     }
@@ -223,6 +234,7 @@ mod tests {
         assert_eq!(Kind::Interrupted(15).exit_code(), 143);
         assert_eq!(Kind::Interrupted(1).exit_code(), 129);
         assert_eq!(Kind::TooManyOpenFiles.exit_code(), 2);
+        assert_eq!(Kind::ReadOnly.exit_code(), 6);
     }
 
     #[test]

@@ -4,9 +4,9 @@
 pub const EXIT_CODES: &str = "\
 Exit codes: each command's --help lists its own. In short: 0 done, 1 timed
 out, 2 error; text also 3 (a --stop pattern) and 4 (alternate screen);
-channel 5 (signalled with a non-zero --status); run exits like timeout(1)
-(the command's status, 124, 125); 129/130/143 when interrupted by
-SIGHUP/SIGINT/SIGTERM.
+channel 5 (signalled with a non-zero --status); agents 6 (a read-only
+settings file); run exits like timeout(1) (the command's status, 124,
+125); 129/130/143 when interrupted by SIGHUP/SIGINT/SIGTERM.
 
 With --json, one JSON object is printed on stdout, errors included:
 {\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";
@@ -90,12 +90,22 @@ screen say so, a little later.
   tmux-wait agents install claude-code gemini-cli
   tmux-wait agents remove claude-code
 
-Files: Claude Code ~/.claude/settings.json, Qwen Code ~/.qwen/settings.json,
-Gemini CLI ~/.gemini/settings.json, Codex ~/.codex/hooks.json (Codex asks
-you to trust new hooks when it starts). aider has no hooks.
+Files: Claude Code ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Qwen Code
+~/.qwen/settings.json ($QWEN_HOME), Gemini CLI ~/.gemini/settings.json
+($GEMINI_CLI_HOME/.gemini), Codex ~/.codex/hooks.json ($CODEX_HOME; Codex
+asks you to trust new hooks when it starts). aider has no hooks.
 
-Exit codes: 0 done, 2 error (an unknown agent, a settings file that is not
-JSON: left as it is).";
+Only tmux-wait's entries change: the rest of the file keeps its bytes
+(layout, comments where the agent reads them), a symlink is followed and
+kept, the mode and owner stay. install then remove gives the file back as
+it was.
+
+Exit codes:
+  0    done
+  2    error: an unknown agent, a settings file that is not JSON (or has
+       comments Claude Code or Codex would not read): left as it is
+  6    the settings file is read-only (a home-manager link into the Nix
+       store): nothing written; the message shows the entries to add";
 
 pub const REMOTE_HELP: &str = "\
 A host is [user@]host[:socket] as ssh takes it (your ~/.ssh/config aliases,

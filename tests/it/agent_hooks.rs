@@ -11,6 +11,15 @@ use serde_json::{Value, json};
 fn agents(home: &std::path::Path, args: &[&str]) -> Finished {
     let mut c = std::process::Command::new(BIN);
     c.arg("agents").args(args).env("HOME", home);
+    for v in [
+        "CLAUDE_CONFIG_DIR",
+        "QWEN_HOME",
+        "GEMINI_CLI_HOME",
+        "CODEX_HOME",
+        "XDG_STATE_HOME",
+    ] {
+        c.env_remove(v);
+    }
     run_bounded(c)
 }
 

@@ -1620,6 +1620,17 @@ impl<'a> Run<'a> {
         let name = self.a.name;
         let mut c = self.s.tw();
         c.args(["agents", "install", name]).env("HOME", &self.home);
+        // The agents' own directory variables would send the hook (and
+        // the record of the edit) out of the private home.
+        for v in [
+            "CLAUDE_CONFIG_DIR",
+            "QWEN_HOME",
+            "GEMINI_CLI_HOME",
+            "CODEX_HOME",
+            "XDG_STATE_HOME",
+        ] {
+            c.env_remove(v);
+        }
         let f = run_bounded(c);
         self.row(
             &format!("hooks: tmux-wait agents install {name}"),

@@ -4,6 +4,7 @@
 mod common;
 
 mod agent_hooks;
+mod agent_settings;
 mod agents;
 mod attention;
 mod attention_all_day;

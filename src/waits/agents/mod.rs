@@ -9,7 +9,10 @@
 //! a millisecond, whether or not a watch runs when it comes, and nothing
 //! else is asked of tmux or of a process of ours.
 
+mod edit;
 mod event;
+mod file;
+mod jsonc;
 mod settings;
 
 pub use event::{Kind, event, kind_of};
