@@ -223,6 +223,7 @@ fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Se
                         }
                         HostEvent::Problem(p) => Msg::Problem(i, p, false),
                         HostEvent::Fatal(p) => Msg::Problem(i, p, true),
+                        HostEvent::Gone(pane) => Msg::State(i, pane, "exited", true),
                     };
                     tx.send(m).is_ok()
                 });

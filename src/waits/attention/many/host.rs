@@ -8,14 +8,19 @@
 //! server (`--until` everything, `--now`), and a line when it is armed;
 //! what counts is decided here, as `any` decides it: a change after the
 //! host was armed that `--until` names (with `--now`, a state it was in
-//! already; after a reconnection, a state that differs from the last one
-//! seen, since the change happened out of sight).
+//! already). What the host found as it was armed is held until it is, and
+//! told after [`HostEvent::Armed`]; after a reconnection it counts where
+//! it is news, since it happened out of sight: a pane seen before whose
+//! state or question differs from the last one told, a pane made
+//! meanwhile that asks or whose program ended (a new shell at its prompt
+//! is not news), and a pane seen before that is there no more
+//! ([`HostEvent::Gone`]).
 
-use super::super::machine::{Until, What};
+use super::super::machine::{State, Until, What};
 use super::super::report::{PaneReport, Problem};
 use crate::remote::{Host, Ssh, check_helper};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read};
 use std::time::{Duration, Instant};
 
@@ -48,7 +53,13 @@ pub enum HostEvent {
     Problem(Problem),
     /// The host cannot be watched (no tmux-wait there): given up.
     Fatal(Problem),
+    /// A pane told before is there no more: it closed while the host was
+    /// away (its qualified id).
+    Gone(String),
 }
+
+/// The last state and question told of each pane of the host.
+type Known = HashMap<String, (&'static str, Option<String>)>;
 
 /// Watch `host` until `deadline`, telling `sink` what happens; returns
 /// when the deadline passes, the host is given up, or `sink` says stop
@@ -61,7 +72,7 @@ pub fn watch(
     mut sink: impl FnMut(HostEvent) -> bool,
 ) {
     let mut backoff = Duration::from_secs(1);
-    let mut known: HashMap<String, &'static str> = HashMap::new();
+    let mut known = Known::new();
     let mut connected_before = false;
     let problem = |event: &'static str, message: String| Problem {
         event,
@@ -165,7 +176,7 @@ fn stream(
     ssh: &Ssh,
     w: &HostWatch,
     deadline: Instant,
-    known: &mut HashMap<String, &'static str>,
+    known: &mut Known,
     again: bool,
     sink: &mut impl FnMut(HostEvent) -> bool,
 ) -> Stream {
@@ -188,6 +199,8 @@ fn stream(
         s
     });
     let mut armed = false;
+    // What the host found before it was armed: held until it is.
+    let mut found: Vec<PaneReport> = Vec::new();
     let mut said: Option<Problem> = None;
     let mut ended_in_time = false;
     if let Some(out) = g.0.stdout.take() {
@@ -199,6 +212,9 @@ fn stream(
             if v["event"] == "armed" {
                 armed = true;
                 if !sink(HostEvent::Armed { again }) {
+                    return Stream::Stop;
+                }
+                if !tell_found(std::mem::take(&mut found), w, known, again, sink) {
                     return Stream::Stop;
                 }
                 continue;
@@ -219,14 +235,12 @@ fn stream(
             let Some(report) = report_of(&v, host) else {
                 continue;
             };
-            let what = What::of_name(report.state);
-            let Some(what) = what else { continue };
-            let prev = match what {
-                What::State(_) => known.insert(report.pane_id.clone(), report.state),
-                _ => known.get(&report.pane_id).copied(),
-            };
-            let counts = w.until.has(what)
-                && (armed || w.now || (again && prev.is_some_and(|p| p != report.state)));
+            if !armed {
+                found.push(report);
+                continue;
+            }
+            let (what, _) = remember(known, &report);
+            let counts = w.until.has(what);
             if !sink(HostEvent::Pane {
                 report: Box::new(report),
                 counts,
@@ -260,6 +274,68 @@ fn stream(
     } else {
         Stream::NotArmed(said)
     }
+}
+
+/// Keep a pane's state and question as the last told of it; returns
+/// what the line is and the state and question told before (None: a
+/// pane not seen before).
+fn remember(known: &mut Known, r: &PaneReport) -> (What, Option<(&'static str, Option<String>)>) {
+    // (report_of took only known names.)
+    let what = What::of_name(r.state).unwrap_or(What::Bell);
+    let prev = match what {
+        What::State(_) => known.insert(r.pane_id.clone(), (r.state, r.question.clone())),
+        _ => known.get(&r.pane_id).cloned(),
+    };
+    (what, prev)
+}
+
+/// Tell what the host found as it was armed (`found`, in its order). On
+/// the first connection it counts only with `--now`; after a
+/// reconnection, where it is news (see the module's words: an unchanged
+/// pane is not told again, `--now` or not). A pane told before that the
+/// host did not list is gone. False: the sink said stop.
+fn tell_found(
+    found: Vec<PaneReport>,
+    w: &HostWatch,
+    known: &mut Known,
+    again: bool,
+    sink: &mut impl FnMut(HostEvent) -> bool,
+) -> bool {
+    if again {
+        let there: HashSet<&str> = found.iter().map(|r| r.pane_id.as_str()).collect();
+        let mut gone: Vec<String> = known
+            .keys()
+            .filter(|p| !there.contains(p.as_str()))
+            .cloned()
+            .collect();
+        gone.sort();
+        for p in gone {
+            known.remove(&p);
+            if !sink(HostEvent::Gone(p)) {
+                return false;
+            }
+        }
+    }
+    for report in found {
+        let (what, prev) = remember(known, &report);
+        let news = match (what, prev) {
+            _ if !again => w.now,
+            (What::State(_), Some((state, question))) => {
+                state != report.state || question != report.question
+            }
+            (What::State(State::Asking), None) => true,
+            (What::State(State::Exited), None) => report.reason != "pane_closed",
+            _ => false,
+        };
+        let counts = news && w.until.has(what);
+        if !sink(HostEvent::Pane {
+            report: Box::new(report),
+            counts,
+        }) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A word from another host (a reason, a source): `[a-z_]`, at most 40,
@@ -348,5 +424,86 @@ mod tests {
         let odd = json!({"pane_id": "%4", "state": "bell", "reason": "\u{1b}[2J", "source": "x".repeat(99)});
         let r = report_of(&odd, &h).unwrap();
         assert_eq!((r.reason, r.source), ("unknown", "unknown"));
+    }
+
+    /// What the host found as it was armed: after a reconnection, news
+    /// only; an unchanged pane is not told again.
+    #[test]
+    fn what_changed_while_away_counts_once_back() {
+        let h = Host::parse("box").unwrap();
+        let line = |pane: &str, state: &str, question: Option<&str>, reason: &str| {
+            let v =
+                json!({"pane_id": pane, "state": state, "question": question, "reason": reason});
+            report_of(&v, &h).unwrap()
+        };
+        let w = HostWatch {
+            until: Until::needs_someone(),
+            now: false,
+            quiet_after: Duration::from_secs(30),
+            patterns: Vec::new(),
+            regex: false,
+        };
+        let run = |known: &mut Known, found: Vec<PaneReport>, again: bool| {
+            let mut told = Vec::new();
+            assert!(tell_found(found, &w, known, again, &mut |e| {
+                told.push(match e {
+                    HostEvent::Pane { report, counts } => {
+                        format!("{} {} {counts}", report.pane_id, report.state)
+                    }
+                    HostEvent::Gone(p) => format!("{p} gone"),
+                    e => format!("{e:?}"),
+                });
+                true
+            }));
+            told
+        };
+        let mut known = Known::new();
+        // The first connection: where each stands is no news.
+        let first = vec![
+            line("%0", "prompt", None, "prompt"),
+            line("%1", "asking", Some("A?"), "reads_line"),
+            line("%2", "prompt", None, "prompt"),
+            line("%3", "working", None, "runs"),
+        ];
+        assert_eq!(
+            run(&mut known, first, false),
+            [
+                "box/%0 prompt false",
+                "box/%1 asking false",
+                "box/%2 prompt false",
+                "box/%3 working false"
+            ]
+        );
+        // Back: %0 asks, %1 asks another question, %2 is as it was, %3
+        // closed; %4 (new) asks, %5 (new) ended, %6 (new) is a shell at
+        // its prompt, %7 (new) closed as it was found.
+        let back = vec![
+            line("%0", "asking", Some("Down?"), "reads_line"),
+            line("%1", "asking", Some("B?"), "reads_line"),
+            line("%2", "prompt", None, "prompt"),
+            line("%4", "asking", Some("New?"), "reads_line"),
+            line("%5", "exited", None, "exited"),
+            line("%6", "prompt", None, "prompt"),
+            line("%7", "exited", None, "pane_closed"),
+        ];
+        assert_eq!(
+            run(&mut known, back.clone(), true),
+            [
+                "box/%3 gone",
+                "box/%0 asking true",
+                "box/%1 asking true",
+                "box/%2 prompt false",
+                "box/%4 asking true",
+                "box/%5 exited true",
+                "box/%6 prompt false",
+                "box/%7 exited false",
+            ]
+        );
+        // Back again with nothing changed: nothing told.
+        assert!(
+            run(&mut known, back, true)
+                .iter()
+                .all(|t| t.ends_with(" false")),
+        );
     }
 }

@@ -379,6 +379,8 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
                                 said = None;
                                 book.reached(&host.spec, true);
                             }
+                            // (Closed while the host was away.)
+                            HostEvent::Gone(id) => book.drop_id(&id),
                         }
                         true
                     });
