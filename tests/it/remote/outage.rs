@@ -246,3 +246,77 @@ fn a_question_asked_while_the_host_was_away_is_told_when_it_is_back() {
         !p.iter().any(|(_, c)| c.contains(" any "))
     });
 }
+
+/// `kill -SIGNAL` each of `pids`.
+fn signal(sig: &str, pids: &[u32]) {
+    for p in pids {
+        let _ = std::process::Command::new("kill")
+            .args([sig, &p.to_string()])
+            .status();
+    }
+}
+
+/// The connection gone dark where the host's sshd cannot see it (its
+/// session's sshd stopped, as behind a network that drops everything:
+/// nothing comes, nothing is refused, and sshd's own keepalive is off by
+/// default): the host's `any` hears nothing from here for a while and
+/// ends by itself. Once the session is gone for good the connection comes
+/// back, one `any` runs there, and a question asked meanwhile is told.
+#[test]
+fn the_hosts_any_ends_when_nothing_comes_from_here() {
+    need_sshd!();
+    let keys = Keys::new();
+    let local = tempfile::Builder::new()
+        .prefix("tw-local")
+        .tempdir()
+        .unwrap();
+    let here = Tmux::start(local.path(), "here", 1);
+    let a = Sshd::start(&keys, "hosta", true);
+    let ta = a.tmux(1);
+    let mut c = tw(&keys, local.path());
+    // (A byte every 0.5 s, so that the host gives up after 2 s of
+    // nothing, not a minute.)
+    c.env("TMUX_WAIT_ALIVE_EVERY", "0.5")
+        .args(["-L", "here", "any", "--host", "hosta"])
+        .args(["--ready", "armed", "--ndjson", "--timeout", "60"]);
+    let mut run = Running::start(c);
+    here.wait_channel("armed", &mut run.child);
+    wait_processes(&a, "one any on the host", |p| {
+        p.iter().filter(|(_, c)| c.contains(" any ")).count() == 1
+    });
+    let first = host_anys(&a)[0].0;
+
+    let sessions = a.sessions();
+    assert!(!sessions.is_empty());
+    signal("-STOP", &sessions);
+    let dark = Instant::now();
+    wait_processes(&a, "the host's any ended by itself", |p| {
+        !p.iter().any(|(pid, _)| *pid == first)
+    });
+    println!(
+        "the host's any ended {:?} after its session went dark",
+        dark.elapsed()
+    );
+    let pane = ta.panes[0].clone();
+    ta.type_line(&pane, "read -p 'Meanwhile? ' x");
+    ta.wait_for(&pane, "its question", |row| row == "Meanwhile?");
+
+    // The session gone for good: the connection drops here too.
+    signal("-KILL", &sessions);
+    run.line("hosta again", DEADLINE, |v| {
+        v["event"] == "host_connected" && v["host"] == "hosta"
+    });
+    let v = run.line("the question", Duration::from_secs(10), |v| {
+        v["pane_id"] == format!("hosta/{pane}").as_str() && v["state"] == "asking"
+    });
+    assert_eq!(v["question"], "Meanwhile?", "{v}");
+    let anys = host_anys(&a);
+    assert_eq!(anys.len(), 1, "{anys:#?}");
+    let mut pids: Vec<u32> = host_processes(&a).iter().map(|p| p.0).collect();
+    pids.push(run.child.id());
+    let used = idle_ticks(&pids);
+    println!("{used} ticks in 2 s after the return, a byte every 0.5 s");
+    assert!(used <= 2, "{used} ticks of CPU while nothing happened");
+    drop(run);
+    ta.type_line(&pane, "");
+}

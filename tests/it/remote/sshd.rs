@@ -239,6 +239,20 @@ impl Sshd {
         let _ = c.wait();
     }
 
+    /// Its connections' own sshd processes: not the listener, nor what
+    /// they run.
+    pub fn sessions(&self) -> Vec<u32> {
+        let Some(c) = &self.child else {
+            return Vec::new();
+        };
+        descendants(c.id())
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sshd")
+            })
+            .collect()
+    }
+
     /// A tmux server of this host (its default socket there).
     pub fn tmux(&self, panes: usize) -> Tmux {
         Tmux::start(&self.dir.join("tmux"), "default", panes)

@@ -21,11 +21,27 @@ use super::super::report::{PaneReport, Problem};
 use crate::remote::{Host, Ssh, check_helper};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
 /// The longest wait between two tries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How often the host's `any` is sent a byte, so that it knows this end
+/// is still there; it ends when [`ALIVE_MISSED`] of them did not come (a
+/// connection gone dark where the host's sshd cannot see it: nothing
+/// comes, nothing is refused). `TMUX_WAIT_ALIVE_EVERY` (seconds) sets it
+/// for tests.
+const ALIVE_EVERY: Duration = Duration::from_secs(15);
+const ALIVE_MISSED: u32 = 4;
+
+fn alive_every() -> Duration {
+    std::env::var("TMUX_WAIT_ALIVE_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| (0.1..=3600.0).contains(s))
+        .map_or(ALIVE_EVERY, Duration::from_secs_f64)
+}
 
 /// What the watch of a host asks of it.
 #[derive(Clone)]
@@ -161,6 +177,10 @@ fn arguments(w: &HostWatch, deadline: Instant) -> Vec<String> {
     a.push(format!("--until={until}"));
     a.push(format!("--timeout={:.3}", left.as_secs_f64()));
     a.push(format!("--quiet-after={:.3}", w.quiet_after.as_secs_f64()));
+    a.push(format!(
+        "--input-within={:.3}",
+        (alive_every() * ALIVE_MISSED).as_secs_f64()
+    ));
     for p in &w.patterns {
         a.push(format!("--pattern={p}"));
     }
@@ -190,6 +210,21 @@ fn stream(
         Ok(g) => g,
         Err(e) => return Stream::NotArmed(Some(problem(e.kind.as_str(), e.message))),
     };
+    // A byte now and then while this run lasts (its sender goes with it).
+    let (_alive, beats) = std::sync::mpsc::channel::<()>();
+    if let Some(mut input) = g.0.stdin.take() {
+        let every = alive_every();
+        let _ = std::thread::Builder::new()
+            .name("host-alive".into())
+            .spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError;
+                while let Err(RecvTimeoutError::Timeout) = beats.recv_timeout(every) {
+                    if input.write_all(b"\n").and_then(|()| input.flush()).is_err() {
+                        break;
+                    }
+                }
+            });
+    }
     let stderr = g.0.stderr.take();
     let errors = std::thread::spawn(move || {
         let mut s = String::new();
