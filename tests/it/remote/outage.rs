@@ -113,7 +113,8 @@ fn lines_for(run: &mut Running, within: Duration, want: &[(String, &str)]) -> Ve
 /// the host is back, each with what it asks or how it ended; a new shell
 /// at its prompt and a pane that did not change are not. The host's old
 /// `any` ended with its connection; after it, one runs there, and the
-/// watch here and there is back at idle.
+/// watch here and there is back at idle. Then only the session's sshd is
+/// killed: the host's `any` ends at once, and nothing is told again.
 #[test]
 fn a_question_asked_while_the_host_was_away_is_told_when_it_is_back() {
     need_sshd!();
@@ -237,6 +238,44 @@ fn a_question_asked_while_the_host_was_away_is_told_when_it_is_back() {
         host_processes(&a)
     );
     assert!(used <= 2, "{used} ticks of CPU while nothing happened");
+
+    // The connection dropped on the host's side alone (its session's sshd
+    // killed, not what it runs): the host's any reads the end of its
+    // input and ends at once, long before a minute without the watch's
+    // bytes; the watch here comes back, and one any runs there again.
+    let second = anys[0].0;
+    let cut = Instant::now();
+    signal("-KILL", &a.sessions());
+    wait_processes(&a, "the host's any ended with its session", |p| {
+        !p.iter().any(|(pid, _)| *pid == second)
+    });
+    let gone_after = cut.elapsed();
+    println!("the host's any ended {gone_after:?} after its session's sshd");
+    assert!(gone_after < Duration::from_secs(10), "{gone_after:?}");
+    let n = run.seen.len();
+    run.line("hosta back after its session", DEADLINE, |v| {
+        v["event"] == "host_connected"
+    });
+    assert!(
+        run.seen[n..].iter().any(|l| l.contains("host_unreachable")),
+        "{}",
+        run.seen.join("\n")
+    );
+    wait_processes(&a, "one any on the host again", |p| {
+        p.iter().filter(|(_, c)| c.contains(" any ")).count() == 1
+    });
+    // Nothing changed meanwhile: nothing told before a question asked
+    // now.
+    ta.type_line(&after, "");
+    ta.type_line(&after, "read -p 'Last? ' x");
+    run.line("the last question", Duration::from_secs(10), |v| {
+        v["question"] == "Last?"
+    });
+    let told: Vec<&String> = run.seen[n..]
+        .iter()
+        .filter(|l| l.contains("\"pane_id\"") && !l.contains(&format!("\"{}\"", q(&after))))
+        .collect();
+    assert!(told.is_empty(), "{told:#?}");
 
     drop(run);
     for p in [&old, &asks, &after] {
