@@ -8,9 +8,10 @@
 //! server (`--until` everything, `--now`), and a line when it is armed;
 //! what counts is decided here, as `any` decides it: a change after the
 //! host was armed that `--until` names (with `--now`, a state it was in
-//! already). What the host found as it was armed is held until it is, and
-//! told after [`HostEvent::Armed`]; after a reconnection it counts where
-//! it is news, since it happened out of sight: a pane seen before whose
+//! already). What the host found as it was armed is held until it is,
+//! then told (after [`HostEvent::Back`] on a reconnection) before
+//! [`HostEvent::Armed`]; after a reconnection it counts where it is
+//! news, since it happened out of sight: a pane seen before whose
 //! state or question differs from the last one told, a pane made
 //! meanwhile that asks or whose program ended (a new shell at its prompt
 //! is not news), and a pane seen before that is there no more
@@ -57,8 +58,11 @@ pub struct HostWatch {
 /// What a host's watch tells its owner.
 #[derive(Debug)]
 pub enum HostEvent {
-    /// Every pane of the host is watched (`again`: after a reconnection).
-    Armed { again: bool },
+    /// The host is reached again after its connection dropped; what
+    /// changed there meanwhile follows, then [`HostEvent::Armed`].
+    Back,
+    /// Every pane of the host is watched, and what it found told.
+    Armed,
     /// A pane's state or event; `counts` when the wait ends on it.
     Pane {
         report: Box<PaneReport>,
@@ -246,10 +250,12 @@ fn stream(
             };
             if v["event"] == "armed" {
                 armed = true;
-                if !sink(HostEvent::Armed { again }) {
+                if again && !sink(HostEvent::Back) {
                     return Stream::Stop;
                 }
-                if !tell_found(std::mem::take(&mut found), w, known, again, sink) {
+                if !tell_found(std::mem::take(&mut found), w, known, again, sink)
+                    || !sink(HostEvent::Armed)
+                {
                     return Stream::Stop;
                 }
                 continue;

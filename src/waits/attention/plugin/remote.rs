@@ -375,7 +375,8 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
                                     say(&socket, &format!("tmux-wait: {}", p.message));
                                 }
                             }
-                            HostEvent::Armed { .. } => {
+                            HostEvent::Back => {}
+                            HostEvent::Armed => {
                                 said = None;
                                 book.reached(&host.spec, true);
                             }
