@@ -206,7 +206,7 @@ const INSTALL_SCRIPT: &str = concat!(
     r#"d=$HOME/.local/bin; mkdir -p "$d" || { echo "copy: cannot make $d"; exit 0; }; "#,
     r#"f=$d/$1; umask 077; "#,
     r#"cat > "$f" || { rm -f "$f"; echo "copy: cannot write $f"; exit 0; }; "#,
-    r#"s=$(cksum < "$f"); s=$(echo $s); "#,
+    r#"s=$(cksum < "$f") || { rm -f "$f"; echo "copy: no cksum there to check it with"; exit 0; }; s=$(echo $s); "#,
     r#"[ "$s" = "$2" ] || { rm -f "$f"; echo "copy: it arrived as cksum '$s', not '$2'"; exit 0; }; "#,
     r#"chmod 755 "$f" && v=$("$f" --version 2>&1) && [ "$v" = "tmux-wait $3" ] && mv -f "$f" "$d/tmux-wait" && echo ok && exit 0; "#,
     r#"rm -f "$f"; echo "$v""#
@@ -363,20 +363,23 @@ mod tests {
         let exe = home.path().join("new-binary");
         std::fs::write(&exe, "#!/bin/sh\necho 'tmux-wait 9.9.9'\n").unwrap();
         let bin = home.path().join(".local/bin");
-        let run = |sum: String, version: &str| {
+        let run_with = |sum: String, version: &str, path: Option<&std::path::Path>| {
             let line = format!(
                 "sh -c {} sh {}",
                 sh_quote(INSTALL_SCRIPT),
                 sh_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
             );
-            let out = Command::new("sh")
-                .args(["-c", &line])
+            let mut c = Command::new("sh");
+            c.args(["-c", &line])
                 .env("HOME", home.path())
-                .stdin(std::fs::File::open(&exe).unwrap())
-                .output()
-                .unwrap();
+                .stdin(std::fs::File::open(&exe).unwrap());
+            if let Some(p) = path {
+                c.env("PATH", p);
+            }
+            let out = c.output().unwrap();
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
         };
+        let run = |sum: String, version: &str| run_with(sum, version, None);
         let left = || {
             std::fs::read_dir(&bin)
                 .map(|d| {
@@ -394,6 +397,22 @@ mod tests {
         assert!(got.ends_with(&format!("not '{wrong}'")), "{got}");
         assert_eq!(left(), Vec::<String>::new());
         assert_eq!(run(sum.clone(), "1.0.0"), "tmux-wait 9.9.9");
+        assert_eq!(left(), Vec::<String>::new());
+        // A host without cksum: said, nothing left.
+        let tools = tempfile::tempdir().unwrap();
+        for t in ["sh", "cat", "mkdir", "rm"] {
+            if let Some(p) = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| std::path::Path::new(d).join(t))
+                .find(|p| p.is_file())
+            {
+                std::os::unix::fs::symlink(p, tools.path().join(t)).unwrap();
+            }
+        }
+        assert_eq!(
+            run_with(sum.clone(), "9.9.9", Some(tools.path())),
+            "copy: no cksum there to check it with"
+        );
         assert_eq!(left(), Vec::<String>::new());
         assert_eq!(run(sum, "9.9.9"), "ok");
         assert_eq!(left(), ["tmux-wait"]);
