@@ -198,15 +198,16 @@ pub fn install(
 }
 
 /// What `install` runs there, its stdin the binary: `$1` the temporary
-/// name, `$2` the copy's POSIX `cksum` (`CRC SIZE`), `$3` the version it
-/// must say. It prints `ok`; else `copy: WHY`, or what the binary said,
+/// name, `$2` the copy's POSIX `cksum` (`CRC SIZE`, as POSIX has `cksum`
+/// print it for its stdin: GNU's, busybox's and the BSDs' do), `$3` the
+/// version it must say. It prints `ok`; else `copy: WHY`, or what the binary said,
 /// and leaves nothing. (One line, no `!`: the words reach the remote
 /// user's login shell, which may be csh.)
 const INSTALL_SCRIPT: &str = concat!(
     r#"d=$HOME/.local/bin; mkdir -p "$d" || { echo "copy: cannot make $d"; exit 0; }; "#,
     r#"f=$d/$1; umask 077; "#,
     r#"cat > "$f" || { rm -f "$f"; echo "copy: cannot write $f"; exit 0; }; "#,
-    r#"s=$(cksum < "$f") || { rm -f "$f"; echo "copy: no cksum there to check it with"; exit 0; }; s=$(echo $s); "#,
+    r#"s=$(cksum < "$f") || { rm -f "$f"; echo "copy: no cksum there to check it with"; exit 0; }; "#,
     r#"[ "$s" = "$2" ] || { rm -f "$f"; echo "copy: it arrived as cksum '$s', not '$2'"; exit 0; }; "#,
     r#"chmod 755 "$f" && v=$("$f" --version 2>&1) && [ "$v" = "tmux-wait $3" ] && mv -f "$f" "$d/tmux-wait" && echo ok && exit 0; "#,
     r#"rm -f "$f"; echo "$v""#
