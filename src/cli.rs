@@ -278,6 +278,10 @@ pub struct AnyArgs {
     /// With --ndjson: print {"event":"armed"} once every pane is watched (for a tmux-wait that merges these lines from another host)
     #[arg(long, hide = true, requires = "ndjson")]
     pub mark_armed: bool,
+
+    /// With --mark-armed: end when nothing came on stdin for this long (the reader on another host sends a byte now and then)
+    #[arg(long, hide = true, value_name = "DUR", requires = "mark_armed")]
+    pub input_within: Option<String>,
 }
 
 #[derive(Debug, Args)]

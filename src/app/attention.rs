@@ -107,7 +107,11 @@ pub(super) fn any_command(
         None => {
             clamps.announce(json);
             if a.mark_armed {
-                end_with_input();
+                let within = match &a.input_within {
+                    Some(v) => Some(duration("--input-within", v)?),
+                    None => None,
+                };
+                end_with_input(within);
                 attention::any_armed(&r, emit, || print(r#"{"event":"armed"}"#))
             } else {
                 attention::any(&r, emit)
@@ -132,13 +136,38 @@ pub(super) fn any_command(
 
 /// A tmux-wait whose lines another host's tmux-wait reads (through ssh)
 /// ends when its input ends: the reader, or the connection, went away.
-fn end_with_input() {
-    let _ = std::thread::Builder::new().name("input".into()).spawn(|| {
-        let mut buf = [0u8; 256];
-        let mut stdin = std::io::stdin().lock();
-        while matches!(std::io::Read::read(&mut stdin, &mut buf), Ok(n) if n > 0) {}
-        std::process::exit(exit::OK);
-    });
+/// With `within`, also when nothing came for that long: the reader sends
+/// a byte now and then, and a connection gone dark where sshd cannot see
+/// it (sshd's own keepalive is off by default) would otherwise keep this
+/// one for hours.
+fn end_with_input(within: Option<std::time::Duration>) {
+    use std::time::Instant;
+    let _ = std::thread::Builder::new()
+        .name("input".into())
+        .spawn(move || {
+            let mut buf = [0u8; 256];
+            let mut stdin = std::io::stdin().lock();
+            let mut heard = Instant::now();
+            loop {
+                if let Some(w) = within {
+                    let left = (heard + w).saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    let mut fds = [crate::sys::pollfd(0, libc::POLLIN)];
+                    crate::sys::poll(&mut fds, Some(left));
+                    if fds[0].revents == 0 {
+                        continue;
+                    }
+                }
+                match std::io::Read::read(&mut stdin, &mut buf) {
+                    Ok(n) if n > 0 => heard = Instant::now(),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    _ => break,
+                }
+            }
+            std::process::exit(exit::OK);
+        });
 }
 
 pub(super) fn panes_command(socket: Socket, servers: &[Socket], a: &PanesArgs) -> i32 {

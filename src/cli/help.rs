@@ -120,13 +120,15 @@ but letters, digits and . _ - is refused.
   tmux-wait remote install gpu          # this binary, or the release for gpu
   tmux-wait remote exec gpu -- run -t %3 -- make test
 
-install puts tmux-wait in ~/.local/bin/tmux-wait on the host (through the
-same connection, atomically, after running it there once): this binary when
-the host's system and machine are this build's, else (or --from-release)
-the release of this version for the host's, downloaded from --release-url
-and verified here first (SHA256SUMS.sig against the release key built in,
-or --signers FILE; then the archive's SHA-256): a download that fails a
-check is refused. Nothing is installed unless you ask.
+install puts tmux-wait in ~/.local/bin/tmux-wait on the host through the
+same connection, with no sftp or scp there (a POSIX sh, cat and cksum do):
+under a temporary name, checked whole, run there once, then renamed into
+place. It is this binary when the host's system and machine are this
+build's, else (or --from-release) the release of this version for the
+host's, downloaded from --release-url and verified here first
+(SHA256SUMS.sig against the release key built in, or --signers FILE; then
+the archive's SHA-256): a download that fails a check is refused, and a
+copy that fails one is removed. Nothing is installed unless you ask.
 
 Exit codes:
   0    check: every host is reached and runs a recent tmux-wait; install: done

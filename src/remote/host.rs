@@ -93,19 +93,6 @@ impl Host {
         }
     }
 
-    /// `user@host:` for scp (an IPv6 address in brackets).
-    pub fn scp_prefix(&self) -> String {
-        let name = if self.name.contains(':') {
-            format!("[{}]", self.name)
-        } else {
-            self.name.clone()
-        };
-        match &self.user {
-            Some(u) => format!("{u}@{name}:"),
-            None => format!("{name}:"),
-        }
-    }
-
     /// `-L NAME` or `-S PATH` for a tmux-wait on the host.
     pub fn socket_args(&self) -> Vec<String> {
         match &self.socket {
@@ -178,10 +165,7 @@ mod tests {
         assert_eq!(h.socket_args(), ["-S", "/tmp/tmux-1000/default"]);
         assert_eq!(h.user, None);
         let h = Host::parse("[::1]:x").unwrap();
-        assert_eq!(
-            (h.name.as_str(), h.scp_prefix().as_str()),
-            ("::1", "[::1]:")
-        );
+        assert_eq!((h.name.as_str(), h.destination().as_str()), ("::1", "::1"));
         assert_eq!(
             Host::parse("box").unwrap().socket_args(),
             Vec::<String>::new()

@@ -103,7 +103,8 @@ pub fn check(ssh: &Ssh, hosts: &[Host], json: bool) -> bool {
 /// `~/.local/bin/tmux-wait` there: this very binary when the host's
 /// system and machine are this build's (and `from_release` is not asked),
 /// else the release for the host's, downloaded from `source` and verified
-/// here first. It is run there once before it takes the place of any
+/// here first. It goes through the connection (no sftp or scp there), is
+/// checked whole and run there once before it takes the place of any
 /// older one (a rename: never half a file). Returns what was done.
 pub fn install(
     ssh: &Ssh,
@@ -140,37 +141,42 @@ pub fn install(
             format!("the verified release for {theirs}"),
         )
     };
-    // (The directory by the remote shell's $HOME: scp's own start is the
-    // account's home, which may be another.)
-    let home = ssh.output(host, "mkdir -p \"$HOME/.local/bin\" && printf %s \"$HOME\"")?;
-    // (An older scp hands the path to the remote shell: plain ones only.)
-    let plain = home
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"/._-+@".contains(&b));
-    if !home.starts_with('/') || !plain {
-        return Err(Error::new(
-            Kind::Io,
-            format!(
-                "{}: its $HOME ({}) is not a plain path; copy tmux-wait to ~/.local/bin there yourself",
-                host.spec,
-                crate::report::sanitize(&home)
-            ),
-        ));
-    }
-    let tmp = format!("{home}/.local/bin/.tmux-wait.{}", crate::state::random_id());
-    ssh.copy(host, &exe, &tmp)?;
-    // Run it there once: a binary that does not start (another libc) is
-    // removed, and whatever was installed stays.
-    let script = "f=$1; chmod 755 \"$f\" && v=$(\"$f\" --version 2>&1) && [ \"$v\" = \"tmux-wait $2\" ] && mv -f \"$f\" \"$HOME/.local/bin/tmux-wait\" && echo ok && exit 0; rm -f \"$f\"; echo \"$v\"";
-    let out = ssh.output(
+    // Copied through the connection itself, as the remote command's
+    // stdin (no sftp or scp there: a host's sshd may have no sftp
+    // subsystem, and OpenSSH 9's scp needs one), under a temporary name
+    // beside the old one, checked whole (POSIX cksum: its CRC and size),
+    // run once (a binary that does not start, another libc, is removed and
+    // whatever was installed stays), then renamed over it: never half a
+    // file. Every path is the remote shell's own "$HOME"; the words given
+    // to the script are quoted.
+    let (crc, size) = cksum_of(&exe)?;
+    let tmp = format!(".tmux-wait.{}", crate::state::random_id());
+    let out = ssh.output_with_input(
         host,
         &format!(
             "sh -c {} sh {}",
-            sh_quote(script),
-            sh_words(&[tmp, v.to_owned()])
+            sh_quote(INSTALL_SCRIPT),
+            sh_words(&[tmp, format!("{crc} {size}"), v.to_owned()])
         ),
+        &exe,
     )?;
-    if out.trim() != "ok" {
+    // (The last line: a login shell's startup files may print first.)
+    let said = out
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("");
+    if let Some(why) = said.strip_prefix("copy: ") {
+        return Err(Error::new(
+            Kind::Io,
+            format!(
+                "{}: cannot copy {what} there: {}",
+                host.spec,
+                crate::report::sanitize(why)
+            ),
+        ));
+    }
+    if said != "ok" {
         return Err(Error::new(
             Kind::NoHelper,
             format!(
@@ -189,6 +195,89 @@ pub fn install(
         "{}: installed tmux-wait {v} in ~/.local/bin/tmux-wait ({what})",
         host.spec
     ))
+}
+
+/// What `install` runs there, its stdin the binary: `$1` the temporary
+/// name, `$2` the copy's POSIX `cksum` (`CRC SIZE`, as POSIX has `cksum`
+/// print it for its stdin: GNU's, busybox's and the BSDs' do), `$3` the
+/// version it must say. It prints `ok`; else `copy: WHY`, or what the binary said,
+/// and leaves nothing. (One line, no `!`: the words reach the remote
+/// user's login shell, which may be csh.)
+const INSTALL_SCRIPT: &str = concat!(
+    r#"d=$HOME/.local/bin; mkdir -p "$d" || { echo "copy: cannot make $d"; exit 0; }; "#,
+    r#"f=$d/$1; umask 077; "#,
+    r#"cat > "$f" || { rm -f "$f"; echo "copy: cannot write $f"; exit 0; }; "#,
+    r#"s=$(cksum < "$f") || { rm -f "$f"; echo "copy: no cksum there to check it with"; exit 0; }; "#,
+    r#"[ "$s" = "$2" ] || { rm -f "$f"; echo "copy: it arrived as cksum '$s', not '$2'"; exit 0; }; "#,
+    r#"chmod 755 "$f" && v=$("$f" --version 2>&1) && [ "$v" = "tmux-wait $3" ] && mv -f "$f" "$d/tmux-wait" && echo ok && exit 0; "#,
+    r#"rm -f "$f"; echo "$v""#
+);
+
+/// A file's POSIX `cksum`: its CRC (the polynomial 0x04C11DB7, the length
+/// folded in, inverted) and its size, as the host's `cksum` says them.
+fn cksum_of(path: &std::path::Path) -> Result<(u32, u64)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io("cannot read the binary", e))?;
+    let mut sum = Cksum::default();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => sum.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io("cannot read the binary", e)),
+        }
+    }
+    Ok(sum.finish())
+}
+
+/// POSIX `cksum`'s CRC, a piece at a time.
+#[derive(Default)]
+struct Cksum {
+    crc: u32,
+    len: u64,
+}
+
+impl Cksum {
+    fn table() -> &'static [u32; 256] {
+        static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+        TABLE.get_or_init(|| {
+            let mut t = [0u32; 256];
+            for (i, e) in t.iter_mut().enumerate() {
+                let mut c = (i as u32) << 24;
+                for _ in 0..8 {
+                    c = if c & 0x8000_0000 != 0 {
+                        (c << 1) ^ 0x04C1_1DB7
+                    } else {
+                        c << 1
+                    };
+                }
+                *e = c;
+            }
+            t
+        })
+    }
+
+    fn byte(&mut self, b: u8) {
+        let t = Self::table();
+        self.crc = (self.crc << 8) ^ t[((self.crc >> 24) as u8 ^ b) as usize];
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
+        self.len += bytes.len() as u64;
+    }
+
+    fn finish(mut self) -> (u32, u64) {
+        let mut n = self.len;
+        while n != 0 {
+            self.byte(n as u8);
+            n >>= 8;
+        }
+        (!self.crc, self.len)
+    }
 }
 
 /// `tmux-wait remote exec HOST -- ARGS`: run the helper there, its output
@@ -222,5 +311,119 @@ pub fn exec(ssh: &Ssh, host: &Host, args: &[String]) -> Result<i32> {
     match st.code() {
         Some(255) | None => Err(ssh::unreachable(host, &err)),
         Some(n) => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    #[test]
+    fn cksum_is_posix_cksum() {
+        let of = |b: &[u8]| {
+            let mut c = Cksum::default();
+            c.update(b);
+            c.finish()
+        };
+        assert_eq!(of(b""), (4_294_967_295, 0));
+        assert_eq!(of(b"123456789"), (930_766_865, 9));
+        // In pieces, as read from a file, the same.
+        let long: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut c = Cksum::default();
+        for piece in long.chunks(4099) {
+            c.update(piece);
+        }
+        assert_eq!(c.finish(), of(&long));
+        // And as this system's cksum says it, where it has one.
+        if let Ok(out) = Command::new("cksum")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut ch| {
+                use std::io::Write;
+                ch.stdin.take().unwrap().write_all(&long)?;
+                ch.wait_with_output()
+            })
+        {
+            let (crc, size) = of(&long);
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                format!("{crc} {size}")
+            );
+        }
+    }
+
+    /// The install script as a host's shell runs it (here, `sh -c` of
+    /// the line ssh sends, in a HOME of the test's): the binary from its
+    /// stdin, checked, run, renamed into place; a copy that is not whole
+    /// or a binary that says another version leaves nothing.
+    #[test]
+    fn the_install_script_puts_a_whole_copy_in_place_or_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let exe = home.path().join("new-binary");
+        std::fs::write(&exe, "#!/bin/sh\necho 'tmux-wait 9.9.9'\n").unwrap();
+        let bin = home.path().join(".local/bin");
+        let run_with = |sum: String, version: &str, path: Option<&std::path::Path>| {
+            let line = format!(
+                "sh -c {} sh {}",
+                sh_quote(INSTALL_SCRIPT),
+                sh_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
+            );
+            let mut c = Command::new("sh");
+            c.args(["-c", &line])
+                .env("HOME", home.path())
+                .stdin(std::fs::File::open(&exe).unwrap());
+            if let Some(p) = path {
+                c.env("PATH", p);
+            }
+            let out = c.output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        let run = |sum: String, version: &str| run_with(sum, version, None);
+        let left = || {
+            std::fs::read_dir(&bin)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        };
+        let (crc, size) = cksum_of(&exe).unwrap();
+        let sum = format!("{crc} {size}");
+        let wrong = format!("{} {size}", crc ^ 1);
+        let got = run(wrong.clone(), "9.9.9");
+        assert!(got.starts_with("copy: it arrived as cksum"), "{got}");
+        assert!(got.ends_with(&format!("not '{wrong}'")), "{got}");
+        assert_eq!(left(), Vec::<String>::new());
+        assert_eq!(run(sum.clone(), "1.0.0"), "tmux-wait 9.9.9");
+        assert_eq!(left(), Vec::<String>::new());
+        // A host without cksum: said, nothing left.
+        let tools = tempfile::tempdir().unwrap();
+        for t in ["sh", "cat", "mkdir", "rm"] {
+            if let Some(p) = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| std::path::Path::new(d).join(t))
+                .find(|p| p.is_file())
+            {
+                std::os::unix::fs::symlink(p, tools.path().join(t)).unwrap();
+            }
+        }
+        assert_eq!(
+            run_with(sum.clone(), "9.9.9", Some(tools.path())),
+            "copy: no cksum there to check it with"
+        );
+        assert_eq!(left(), Vec::<String>::new());
+        assert_eq!(run(sum, "9.9.9"), "ok");
+        assert_eq!(left(), ["tmux-wait"]);
+        let installed = bin.join("tmux-wait");
+        assert_eq!(
+            std::fs::read(&installed).unwrap(),
+            std::fs::read(&exe).unwrap()
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
     }
 }

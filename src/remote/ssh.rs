@@ -169,12 +169,40 @@ impl Ssh {
     /// Run `remote` on the host and return its stdout; ssh's failure (or
     /// the command's) as an error with ssh's own last words.
     pub fn output(&self, host: &Host, remote: &str) -> Result<String> {
+        self.run(host, remote, None)
+    }
+
+    /// [`output`](Self::output), with the bytes of `input` (a file here)
+    /// as the remote command's stdin, through the same connection: how a
+    /// file is copied there, with no sftp or scp on the host.
+    pub fn output_with_input(&self, host: &Host, remote: &str, input: &Path) -> Result<String> {
+        self.run(host, remote, Some(input))
+    }
+
+    fn run(&self, host: &Host, remote: &str, input: Option<&Path>) -> Result<String> {
+        let file = input
+            .map(std::fs::File::open)
+            .transpose()
+            .map_err(|e| Error::io("cannot read the file to copy", e))?;
         let mut c = self.command(host, remote, false);
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.stdin(if file.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         crate::tmux::die_with_parent(&mut c);
         let mut g = Guard(c.spawn().map_err(|e| Error::io("cannot run ssh", e))?);
+        // (Written beside the readers: a command that answers before it
+        // has read everything must not stall the copy, nor the copy it.
+        // Its end closes the remote command's stdin.)
+        let writer = match (file, g.0.stdin.take()) {
+            (Some(mut f), Some(mut to)) => Some(std::thread::spawn(move || {
+                std::io::copy(&mut f, &mut to).map(|_| ())
+            })),
+            _ => None,
+        };
         let (mut out, mut err) = (String::new(), String::new());
         let stderr = g.0.stderr.take();
         let reader = std::thread::spawn(move || {
@@ -193,6 +221,9 @@ impl Ssh {
         let status =
             g.0.wait()
                 .map_err(|e| Error::io("cannot wait for ssh", e))?;
+        // (A copy cut short shows in the check there; ssh's failure
+        // below says more than a broken pipe here.)
+        let _ = writer.map(std::thread::JoinHandle::join);
         match status.code() {
             Some(0) => Ok(out),
             Some(255) | None => Err(unreachable(host, &err)),
@@ -204,28 +235,6 @@ impl Ssh {
                     last_words(&err)
                 ),
             )),
-        }
-    }
-
-    /// scp `local` to `remote` (an absolute path there) through the
-    /// host's connection.
-    pub fn copy(&self, host: &Host, local: &Path, remote: &str) -> Result<()> {
-        let mut c = Command::new("scp");
-        c.arg("-q")
-            .args(self.options(host))
-            .arg("--")
-            .arg(local)
-            .arg(format!("{}{remote}", host.scp_prefix()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        crate::tmux::die_with_parent(&mut c);
-        let g = Guard(c.spawn().map_err(|e| Error::io("cannot run scp", e))?);
-        let out = take_output(g)?;
-        if out.0 {
-            Ok(())
-        } else {
-            Err(unreachable(host, &out.1))
         }
     }
 
@@ -276,18 +285,6 @@ impl Drop for HostLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-/// The guard's child's exit (true: 0) and its stderr.
-fn take_output(mut g: Guard) -> Result<(bool, String)> {
-    let mut err = String::new();
-    if let Some(mut e) = g.0.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    let st =
-        g.0.wait()
-            .map_err(|e| Error::io("cannot wait for ssh", e))?;
-    Ok((st.success(), err))
 }
 
 /// The host could not be reached: ssh's own message.

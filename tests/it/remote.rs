@@ -26,6 +26,7 @@ macro_rules! need_sshd {
 }
 
 mod install;
+mod outage;
 mod plugin;
 
 /// `tmux-wait` for these hosts: their ssh config, the connections'

@@ -169,7 +169,9 @@ pub fn watch_host(
 }
 
 enum Msg {
-    Armed(usize, bool),
+    Armed(usize),
+    /// A host reached again after its connection dropped.
+    Back(usize),
     Report(usize, PaneReport),
     State(usize, String, &'static str, bool),
     Problem(usize, Problem, bool),
@@ -207,7 +209,8 @@ fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Se
             .spawn(move || {
                 host::watch(&h, &ssh, &w, deadline, |e| {
                     let m = match e {
-                        HostEvent::Armed { again } => Msg::Armed(i, again),
+                        HostEvent::Back => Msg::Back(i),
+                        HostEvent::Armed => Msg::Armed(i),
                         HostEvent::Pane { report, counts } => {
                             let st = Msg::State(i, report.pane_id.clone(), report.state, false);
                             if What::of_name(report.state)
@@ -223,6 +226,7 @@ fn start(req: &AnyRequest, src: &Sources, tail: bool, deadline: Instant, tx: &Se
                         }
                         HostEvent::Problem(p) => Msg::Problem(i, p, false),
                         HostEvent::Fatal(p) => Msg::Problem(i, p, true),
+                        HostEvent::Gone(pane) => Msg::State(i, pane, "exited", true),
                     };
                     tx.send(m).is_ok()
                 });
@@ -246,7 +250,7 @@ fn start_server(
         .spawn(move || {
             local::watch(&s, &req, tail, deadline, |e| {
                 let m = match e {
-                    LocalEvent::Armed => Msg::Armed(i, false),
+                    LocalEvent::Armed => Msg::Armed(i),
                     LocalEvent::Pane(r) => Msg::Report(i, r),
                     LocalEvent::State {
                         pane_id,
@@ -381,14 +385,16 @@ pub fn any(
         match msg {
             Msg::Signal(sig) => return Err(Error::new(Kind::Interrupted(sig), "interrupted")),
             Msg::Failed(e) => return Err(e),
-            Msg::Armed(i, again) => {
+            // (Said before what changed there meanwhile.)
+            Msg::Back(i) if req.ndjson => {
+                emit(&serde_json::json!({"event": "host_connected", "host": panes.server[i]}));
+            }
+            Msg::Back(_) => {}
+            Msg::Armed(i) => {
                 // (A server that started during the wait is said once
                 // watched: what changes on it from now on counts.)
                 let added = i >= src.count() && !armed[i];
                 armed[i] = true;
-                if again && req.ndjson {
-                    emit(&serde_json::json!({"event": "host_connected", "host": panes.server[i]}));
-                }
                 if added && req.ndjson {
                     emit(&serde_json::json!({"event": "server_added", "server": panes.server[i]}));
                 }

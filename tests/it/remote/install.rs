@@ -139,3 +139,82 @@ fn a_signed_release_is_verified_here_then_installed_there() {
         "tmux-wait: error: bare: --release-url: 'file:///etc' is not an http or https address"
     );
 }
+
+/// A host whose sshd has no sftp subsystem and whose PATH has no scp (a
+/// minimal container, a hardened sshd): scp cannot copy there (OpenSSH
+/// 9's scp speaks SFTP; its old protocol needs scp there), yet `remote
+/// install` puts this binary in place through the connection itself,
+/// whole, with nothing else left in `~/.local/bin`, and again over it.
+#[test]
+fn install_needs_no_sftp_or_scp_there() {
+    need_sshd!();
+    let keys = Keys::new();
+    let local = tempfile::Builder::new()
+        .prefix("tw-local")
+        .tempdir()
+        .unwrap();
+    let h = Sshd::start_minimal(&keys, "minimal");
+    let th = h.tmux(1);
+    let bin_dir = h.dir.join("home/.local/bin");
+    let installed = bin_dir.join("tmux-wait");
+
+    // What the install did before: scp, both ways, fails there.
+    let small = keys.path().join("small");
+    std::fs::write(&small, "x").unwrap();
+    for legacy in [false, true] {
+        let mut c = Command::new("scp");
+        c.arg("-F").arg(&keys.config).arg("-q");
+        if legacy {
+            c.arg("-O");
+        }
+        c.arg("--").arg(&small).arg("minimal:small");
+        let f = run_bounded(c);
+        assert_ne!(f.code, Some(0), "scp (legacy {legacy}) copied: {f:?}");
+        println!("scp (legacy {legacy}): {}", f.stderr.trim());
+    }
+
+    let t0 = std::time::Instant::now();
+    let mut c = tw(&keys, local.path());
+    c.args(["remote", "install", "minimal"]);
+    let f = run_bounded(c);
+    println!("installed in {:?}", t0.elapsed());
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(
+        f.stdout.trim(),
+        format!(
+            "minimal: installed tmux-wait {} in ~/.local/bin/tmux-wait (this binary)",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let same = || std::fs::read(&installed).unwrap() == std::fs::read(BIN).unwrap();
+    assert!(same(), "the copy there is not this binary");
+    let names = || -> Vec<String> {
+        std::fs::read_dir(&bin_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(names(), ["tmux-wait"]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&installed).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+
+    // Watched from here.
+    let mut c = tw(&keys, local.path());
+    c.args(["panes", "--host", "minimal", "--json"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert_eq!(
+        f.json()["panes"][0]["pane_id"],
+        format!("minimal/{}", th.panes[0])
+    );
+
+    // Again, over the one there (an update): in place, nothing else.
+    let mut c = tw(&keys, local.path());
+    c.args(["remote", "install", "minimal"]);
+    let f = run_bounded(c);
+    assert_eq!(f.code, Some(0), "{f:?}");
+    assert!(same());
+    assert_eq!(names(), ["tmux-wait"]);
+}

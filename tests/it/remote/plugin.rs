@@ -6,6 +6,7 @@ use super::sshd::{Keys, Sshd};
 use crate::attention_plugin::{load_plugin, segment, server_with, wait_watching};
 use crate::common::outer::OuterClient;
 use crate::common::*;
+use std::time::{Duration, Instant};
 
 #[test]
 fn the_status_segment_counts_a_remote_pane_and_the_menu_goes_there() {
@@ -151,4 +152,114 @@ fn another_server_here_is_counted_and_the_menu_goes_there() {
     assert_eq!(segment(&s), "");
     other.type_line(&pane, "");
     drop(person);
+}
+
+/// A host away for a while (its sshd and sessions killed, then started
+/// again): a question asked meanwhile in a pane the plugin knew, and in a
+/// window made meanwhile, are marked in the segment once it is back, each
+/// with its question; a pane marked before and closed meanwhile is
+/// marked no more. Then the plugin's watch is back at idle.
+#[test]
+fn questions_asked_while_a_host_was_away_are_marked_when_it_is_back() {
+    need_sshd!();
+    let keys = Keys::new();
+    let mut a = Sshd::start(&keys, "hosta", true);
+    let ta = a.tmux(3);
+    let s = server_with("set -g @tmux-wait-attention on\nset -g @tmux-wait-hosts hosta");
+    let run = keys.run_dir();
+    s.tmux(&[
+        "set-environment",
+        "-g",
+        "XDG_RUNTIME_DIR",
+        &run.to_string_lossy(),
+    ]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@tmux-wait-ssh-config",
+        &keys.config.to_string_lossy(),
+    ]);
+    load_plugin(&s);
+    wait_watching(&s);
+    let reached = || {
+        s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-hosts"])
+            .trim()
+            .to_owned()
+    };
+    let others = || s.tmux(&["show-option", "-gqv", "@tmux-wait-attention-others"]);
+    // A poll that says what the plugin showed when it fails.
+    let until = |what: &str, ok: &dyn Fn() -> bool| {
+        let end = Instant::now() + DEADLINE;
+        while !ok() {
+            assert!(
+                Instant::now() < end,
+                "never {what}; the segment is {:?}, the hosts watched {:?}, the others:\n{}",
+                segment(&s),
+                reached(),
+                others()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    until("the host watched", &|| reached() == "hosta");
+    // Marked before it goes away, closed while it is.
+    let closed = ta.panes[2].clone();
+    ta.type_line(&closed, "read -p 'Before? ' x");
+    until("the mark before", &|| segment(&s) == "⚑1 main:2 asking");
+
+    a.kill();
+    until("the host said away", &|| reached().is_empty());
+    let old = ta.panes[0].clone();
+    ta.type_line(&old, "read -p 'While down? [y/N] ' x");
+    ta.wait_for(&old, "its question", |row| row == "While down? [y/N]");
+    let new = ta
+        .run(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "bash",
+            "-c",
+            "read -p 'Made while down? ' x",
+        ])
+        .trim()
+        .to_owned();
+    ta.wait_for(&new, "its question", |row| row == "Made while down?");
+    ta.run(&["kill-pane", "-t", &closed]);
+
+    a.restart();
+    until(
+        "both questions marked, the closed pane's mark gone",
+        &|| {
+            let o = others();
+            segment(&s).starts_with("⚑2 ")
+                && o.contains(&format!("hosta/{old}\t"))
+                && o.contains("asking: While down? [y/N]")
+                && o.contains(&format!("hosta/{new}\t"))
+                && o.contains("asking: Made while down?")
+                && !o.contains(&format!("hosta/{closed}\t"))
+        },
+    );
+    until("the host watched again", &|| reached() == "hosta");
+
+    // The plugin's watch (and its ssh) and the host's tmux-wait, at idle.
+    let serve: Vec<u32> = s
+        .processes_using_socket()
+        .iter()
+        .filter(|p| p.contains(" attention serve"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(serve.len(), 1, "{:?}", s.processes_using_socket());
+    let mut pids: Vec<u32> = super::outage::host_processes(&a)
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    pids.extend(&serve);
+    let used = super::outage::idle_ticks(&pids);
+    println!("{used} ticks in 2 s after the return (the plugin's watch, its ssh, the host's)");
+    assert!(used <= 2, "{used} ticks of CPU while nothing happened");
+    for p in [&old, &new] {
+        ta.type_line(p, "");
+    }
 }

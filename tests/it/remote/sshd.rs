@@ -138,15 +138,6 @@ impl Sshd {
     /// A host called `alias` whose PATH has this build's tmux-wait
     /// (`with_helper`) or not.
     pub fn start(keys: &Keys, alias: &str, with_helper: bool) -> Sshd {
-        if is_root() && !Path::new("/run/sshd").is_dir() {
-            // sshd's privilege separation directory, which the package's
-            // service makes at boot.
-            let _ = std::fs::create_dir_all("/run/sshd");
-        }
-        let dir = keys.path().join(alias);
-        for sub in ["home", "tmux", "run"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-        }
         let bin = Path::new(BIN).parent().unwrap().display().to_string();
         let mut path = vec![
             tmux_dir().display().to_string(),
@@ -155,6 +146,39 @@ impl Sshd {
         ];
         if with_helper {
             path.insert(0, bin);
+        }
+        Sshd::start_with(keys, alias, &path, true)
+    }
+
+    /// A minimal host, as a small container or a hardened sshd: no sftp
+    /// subsystem, and a PATH of only tmux and the few commands a POSIX
+    /// system always has (no scp, no tmux-wait).
+    pub fn start_minimal(keys: &Keys, alias: &str) -> Sshd {
+        let tools = keys.path().join(alias).join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        for t in [
+            "sh", "cat", "cksum", "mkdir", "chmod", "mv", "rm", "uname", "head", "echo",
+        ] {
+            let found = ["/usr/bin", "/bin"]
+                .iter()
+                .map(|d| Path::new(d).join(t))
+                .find(|p| p.is_file())
+                .unwrap_or_else(|| panic!("no {t} here"));
+            std::os::unix::fs::symlink(found, tools.join(t)).unwrap();
+        }
+        std::os::unix::fs::symlink(tmux_dir().join("tmux"), tools.join("tmux")).unwrap();
+        Sshd::start_with(keys, alias, &[tools.display().to_string()], false)
+    }
+
+    fn start_with(keys: &Keys, alias: &str, path: &[String], sftp: bool) -> Sshd {
+        if is_root() && !Path::new("/run/sshd").is_dir() {
+            // sshd's privilege separation directory, which the package's
+            // service makes at boot.
+            let _ = std::fs::create_dir_all("/run/sshd");
+        }
+        let dir = keys.path().join(alias);
+        for sub in ["home", "tmux", "run"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
         }
         let port = free_port();
         let d = keys.path().display().to_string();
@@ -165,11 +189,16 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\nPidFile none\n\
                  AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nStrictModes no\nUsePAM no\n\
-                 PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\n\
+                 PermitRootLogin prohibit-password\n{sftp}\
                  MaxSessions 100\nMaxStartups 100\n\
                  SetEnv HOME={h}/home TMUX_TMPDIR={h}/tmux XDG_RUNTIME_DIR={h}/run PATH={p} LC_ALL=C.UTF-8\n",
                 h = dir.display(),
-                p = path.join(":")
+                p = path.join(":"),
+                sftp = if sftp {
+                    "Subsystem sftp internal-sftp\n"
+                } else {
+                    ""
+                },
             ),
         )
         .unwrap();
@@ -237,6 +266,20 @@ impl Sshd {
                 .status();
         }
         let _ = c.wait();
+    }
+
+    /// Its connections' own sshd processes: not the listener, nor what
+    /// they run.
+    pub fn sessions(&self) -> Vec<u32> {
+        let Some(c) = &self.child else {
+            return Vec::new();
+        };
+        descendants(c.id())
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sshd")
+            })
+            .collect()
     }
 
     /// A tmux server of this host (its default socket there).

@@ -8,19 +8,41 @@
 //! server (`--until` everything, `--now`), and a line when it is armed;
 //! what counts is decided here, as `any` decides it: a change after the
 //! host was armed that `--until` names (with `--now`, a state it was in
-//! already; after a reconnection, a state that differs from the last one
-//! seen, since the change happened out of sight).
+//! already). What the host found as it was armed is held until it is,
+//! then told (after [`HostEvent::Back`] on a reconnection) before
+//! [`HostEvent::Armed`]; after a reconnection it counts where it is
+//! news, since it happened out of sight: a pane seen before whose
+//! state or question differs from the last one told, a pane made
+//! meanwhile that asks or whose program ended (a new shell at its prompt
+//! is not news), and a pane seen before that is there no more
+//! ([`HostEvent::Gone`]).
 
-use super::super::machine::{Until, What};
+use super::super::machine::{State, Until, What};
 use super::super::report::{PaneReport, Problem};
 use crate::remote::{Host, Ssh, check_helper};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::time::{Duration, Instant};
 
 /// The longest wait between two tries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How often the host's `any` is sent a byte, so that it knows this end
+/// is still there; it ends when [`ALIVE_MISSED`] of them did not come (a
+/// connection gone dark where the host's sshd cannot see it: nothing
+/// comes, nothing is refused). `TMUX_WAIT_ALIVE_EVERY` (seconds) sets it
+/// for tests.
+const ALIVE_EVERY: Duration = Duration::from_secs(15);
+const ALIVE_MISSED: u32 = 4;
+
+fn alive_every() -> Duration {
+    std::env::var("TMUX_WAIT_ALIVE_EVERY")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| (0.1..=3600.0).contains(s))
+        .map_or(ALIVE_EVERY, Duration::from_secs_f64)
+}
 
 /// What the watch of a host asks of it.
 #[derive(Clone)]
@@ -36,8 +58,11 @@ pub struct HostWatch {
 /// What a host's watch tells its owner.
 #[derive(Debug)]
 pub enum HostEvent {
-    /// Every pane of the host is watched (`again`: after a reconnection).
-    Armed { again: bool },
+    /// The host is reached again after its connection dropped; what
+    /// changed there meanwhile follows, then [`HostEvent::Armed`].
+    Back,
+    /// Every pane of the host is watched, and what it found told.
+    Armed,
     /// A pane's state or event; `counts` when the wait ends on it.
     Pane {
         report: Box<PaneReport>,
@@ -48,7 +73,13 @@ pub enum HostEvent {
     Problem(Problem),
     /// The host cannot be watched (no tmux-wait there): given up.
     Fatal(Problem),
+    /// A pane told before is there no more: it closed while the host was
+    /// away (its qualified id).
+    Gone(String),
 }
+
+/// The last state and question told of each pane of the host.
+type Known = HashMap<String, (&'static str, Option<String>)>;
 
 /// Watch `host` until `deadline`, telling `sink` what happens; returns
 /// when the deadline passes, the host is given up, or `sink` says stop
@@ -61,7 +92,7 @@ pub fn watch(
     mut sink: impl FnMut(HostEvent) -> bool,
 ) {
     let mut backoff = Duration::from_secs(1);
-    let mut known: HashMap<String, &'static str> = HashMap::new();
+    let mut known = Known::new();
     let mut connected_before = false;
     let problem = |event: &'static str, message: String| Problem {
         event,
@@ -150,6 +181,10 @@ fn arguments(w: &HostWatch, deadline: Instant) -> Vec<String> {
     a.push(format!("--until={until}"));
     a.push(format!("--timeout={:.3}", left.as_secs_f64()));
     a.push(format!("--quiet-after={:.3}", w.quiet_after.as_secs_f64()));
+    a.push(format!(
+        "--input-within={:.3}",
+        (alive_every() * ALIVE_MISSED).as_secs_f64()
+    ));
     for p in &w.patterns {
         a.push(format!("--pattern={p}"));
     }
@@ -165,7 +200,7 @@ fn stream(
     ssh: &Ssh,
     w: &HostWatch,
     deadline: Instant,
-    known: &mut HashMap<String, &'static str>,
+    known: &mut Known,
     again: bool,
     sink: &mut impl FnMut(HostEvent) -> bool,
 ) -> Stream {
@@ -179,6 +214,21 @@ fn stream(
         Ok(g) => g,
         Err(e) => return Stream::NotArmed(Some(problem(e.kind.as_str(), e.message))),
     };
+    // A byte now and then while this run lasts (its sender goes with it).
+    let (_alive, beats) = std::sync::mpsc::channel::<()>();
+    if let Some(mut input) = g.0.stdin.take() {
+        let every = alive_every();
+        let _ = std::thread::Builder::new()
+            .name("host-alive".into())
+            .spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError;
+                while let Err(RecvTimeoutError::Timeout) = beats.recv_timeout(every) {
+                    if input.write_all(b"\n").and_then(|()| input.flush()).is_err() {
+                        break;
+                    }
+                }
+            });
+    }
     let stderr = g.0.stderr.take();
     let errors = std::thread::spawn(move || {
         let mut s = String::new();
@@ -188,6 +238,8 @@ fn stream(
         s
     });
     let mut armed = false;
+    // What the host found before it was armed: held until it is.
+    let mut found: Vec<PaneReport> = Vec::new();
     let mut said: Option<Problem> = None;
     let mut ended_in_time = false;
     if let Some(out) = g.0.stdout.take() {
@@ -198,7 +250,12 @@ fn stream(
             };
             if v["event"] == "armed" {
                 armed = true;
-                if !sink(HostEvent::Armed { again }) {
+                if again && !sink(HostEvent::Back) {
+                    return Stream::Stop;
+                }
+                if !tell_found(std::mem::take(&mut found), w, known, again, sink)
+                    || !sink(HostEvent::Armed)
+                {
                     return Stream::Stop;
                 }
                 continue;
@@ -219,14 +276,12 @@ fn stream(
             let Some(report) = report_of(&v, host) else {
                 continue;
             };
-            let what = What::of_name(report.state);
-            let Some(what) = what else { continue };
-            let prev = match what {
-                What::State(_) => known.insert(report.pane_id.clone(), report.state),
-                _ => known.get(&report.pane_id).copied(),
-            };
-            let counts = w.until.has(what)
-                && (armed || w.now || (again && prev.is_some_and(|p| p != report.state)));
+            if !armed {
+                found.push(report);
+                continue;
+            }
+            let (what, _) = remember(known, &report);
+            let counts = w.until.has(what);
             if !sink(HostEvent::Pane {
                 report: Box::new(report),
                 counts,
@@ -260,6 +315,68 @@ fn stream(
     } else {
         Stream::NotArmed(said)
     }
+}
+
+/// Keep a pane's state and question as the last told of it; returns
+/// what the line is and the state and question told before (None: a
+/// pane not seen before).
+fn remember(known: &mut Known, r: &PaneReport) -> (What, Option<(&'static str, Option<String>)>) {
+    // (report_of took only known names.)
+    let what = What::of_name(r.state).unwrap_or(What::Bell);
+    let prev = match what {
+        What::State(_) => known.insert(r.pane_id.clone(), (r.state, r.question.clone())),
+        _ => known.get(&r.pane_id).cloned(),
+    };
+    (what, prev)
+}
+
+/// Tell what the host found as it was armed (`found`, in its order). On
+/// the first connection it counts only with `--now`; after a
+/// reconnection, where it is news (see the module's words: an unchanged
+/// pane is not told again, `--now` or not). A pane told before that the
+/// host did not list is gone. False: the sink said stop.
+fn tell_found(
+    found: Vec<PaneReport>,
+    w: &HostWatch,
+    known: &mut Known,
+    again: bool,
+    sink: &mut impl FnMut(HostEvent) -> bool,
+) -> bool {
+    if again {
+        let there: HashSet<&str> = found.iter().map(|r| r.pane_id.as_str()).collect();
+        let mut gone: Vec<String> = known
+            .keys()
+            .filter(|p| !there.contains(p.as_str()))
+            .cloned()
+            .collect();
+        gone.sort();
+        for p in gone {
+            known.remove(&p);
+            if !sink(HostEvent::Gone(p)) {
+                return false;
+            }
+        }
+    }
+    for report in found {
+        let (what, prev) = remember(known, &report);
+        let news = match (what, prev) {
+            _ if !again => w.now,
+            (What::State(_), Some((state, question))) => {
+                state != report.state || question != report.question
+            }
+            (What::State(State::Asking), None) => true,
+            (What::State(State::Exited), None) => report.reason != "pane_closed",
+            _ => false,
+        };
+        let counts = news && w.until.has(what);
+        if !sink(HostEvent::Pane {
+            report: Box::new(report),
+            counts,
+        }) {
+            return false;
+        }
+    }
+    true
 }
 
 /// A word from another host (a reason, a source): `[a-z_]`, at most 40,
@@ -348,5 +465,86 @@ mod tests {
         let odd = json!({"pane_id": "%4", "state": "bell", "reason": "\u{1b}[2J", "source": "x".repeat(99)});
         let r = report_of(&odd, &h).unwrap();
         assert_eq!((r.reason, r.source), ("unknown", "unknown"));
+    }
+
+    /// What the host found as it was armed: after a reconnection, news
+    /// only; an unchanged pane is not told again.
+    #[test]
+    fn what_changed_while_away_counts_once_back() {
+        let h = Host::parse("box").unwrap();
+        let line = |pane: &str, state: &str, question: Option<&str>, reason: &str| {
+            let v =
+                json!({"pane_id": pane, "state": state, "question": question, "reason": reason});
+            report_of(&v, &h).unwrap()
+        };
+        let w = HostWatch {
+            until: Until::needs_someone(),
+            now: false,
+            quiet_after: Duration::from_secs(30),
+            patterns: Vec::new(),
+            regex: false,
+        };
+        let run = |known: &mut Known, found: Vec<PaneReport>, again: bool| {
+            let mut told = Vec::new();
+            assert!(tell_found(found, &w, known, again, &mut |e| {
+                told.push(match e {
+                    HostEvent::Pane { report, counts } => {
+                        format!("{} {} {counts}", report.pane_id, report.state)
+                    }
+                    HostEvent::Gone(p) => format!("{p} gone"),
+                    e => format!("{e:?}"),
+                });
+                true
+            }));
+            told
+        };
+        let mut known = Known::new();
+        // The first connection: where each stands is no news.
+        let first = vec![
+            line("%0", "prompt", None, "prompt"),
+            line("%1", "asking", Some("A?"), "reads_line"),
+            line("%2", "prompt", None, "prompt"),
+            line("%3", "working", None, "runs"),
+        ];
+        assert_eq!(
+            run(&mut known, first, false),
+            [
+                "box/%0 prompt false",
+                "box/%1 asking false",
+                "box/%2 prompt false",
+                "box/%3 working false"
+            ]
+        );
+        // Back: %0 asks, %1 asks another question, %2 is as it was, %3
+        // closed; %4 (new) asks, %5 (new) ended, %6 (new) is a shell at
+        // its prompt, %7 (new) closed as it was found.
+        let back = vec![
+            line("%0", "asking", Some("Down?"), "reads_line"),
+            line("%1", "asking", Some("B?"), "reads_line"),
+            line("%2", "prompt", None, "prompt"),
+            line("%4", "asking", Some("New?"), "reads_line"),
+            line("%5", "exited", None, "exited"),
+            line("%6", "prompt", None, "prompt"),
+            line("%7", "exited", None, "pane_closed"),
+        ];
+        assert_eq!(
+            run(&mut known, back.clone(), true),
+            [
+                "box/%3 gone",
+                "box/%0 asking true",
+                "box/%1 asking true",
+                "box/%2 prompt false",
+                "box/%4 asking true",
+                "box/%5 exited true",
+                "box/%6 prompt false",
+                "box/%7 exited false",
+            ]
+        );
+        // Back again with nothing changed: nothing told.
+        assert!(
+            run(&mut known, back, true)
+                .iter()
+                .all(|t| t.ends_with(" false")),
+        );
     }
 }

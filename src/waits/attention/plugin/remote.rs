@@ -375,10 +375,13 @@ pub(super) fn start(socket: &Socket, quiet_after: Duration, profiles: &Profiles)
                                     say(&socket, &format!("tmux-wait: {}", p.message));
                                 }
                             }
-                            HostEvent::Armed { .. } => {
+                            HostEvent::Back => {}
+                            HostEvent::Armed => {
                                 said = None;
                                 book.reached(&host.spec, true);
                             }
+                            // (Closed while the host was away.)
+                            HostEvent::Gone(id) => book.drop_id(&id),
                         }
                         true
                     });
