@@ -3,40 +3,60 @@
 
 use std::time::Duration;
 
-/// Call `seen` (on a thread of its own, until it returns false) when a
-/// terminal device appears that `server` (a tmux server's pid) may have
-/// made for a pane: inotify on `/dev/pts` (Linux); elsewhere every two
-/// seconds. A terminal whose master the server does not hold is another
-/// program's (an ssh login, a terminal window, another server's pane):
-/// not said, so that terminals made all day elsewhere cost nothing.
-pub fn on_new_terminals(server: Option<u32>, mut seen: impl FnMut() -> bool + Send + 'static) {
-    let _ = std::thread::Builder::new()
-        .name("new-panes".into())
-        .spawn(move || {
+/// Terminals made on the machine from the moment it is made: a watch
+/// that lists the panes after making this misses none made meanwhile.
+pub struct NewTerminals {
+    #[cfg(target_os = "linux")]
+    watch: Option<super::inotify::Inotify>,
+}
+
+impl NewTerminals {
+    /// Start hearing of new terminals (inotify on `/dev/pts`, Linux).
+    pub fn watch() -> NewTerminals {
+        NewTerminals {
             #[cfg(target_os = "linux")]
-            if let Some(w) =
-                super::inotify::Inotify::watch(std::path::Path::new("/dev/pts"), libc::IN_CREATE)
-            {
-                while let Some(mut made) = w.wait(None) {
-                    // Events of one creation come together: let tmux
-                    // finish making the pane, then look once.
-                    std::thread::sleep(Duration::from_millis(20));
-                    made.extend(w.more(Duration::from_millis(1)));
-                    let made: Vec<Option<u32>> = made.iter().map(|e| e.name.parse().ok()).collect();
-                    if server_made(server, &made) && !seen() {
+            watch: super::inotify::Inotify::watch(
+                std::path::Path::new("/dev/pts"),
+                libc::IN_CREATE,
+            ),
+        }
+    }
+
+    /// Call `seen` (on a thread of its own, until it returns false) when
+    /// a terminal device appears that `server` (a tmux server's pid) may
+    /// have made for a pane; without inotify, every two seconds. A
+    /// terminal whose master the server does not hold is another
+    /// program's (an ssh login, a terminal window, another server's
+    /// pane): not said, so that terminals made all day elsewhere cost
+    /// nothing.
+    pub fn on_each(self, server: Option<u32>, mut seen: impl FnMut() -> bool + Send + 'static) {
+        let _ = std::thread::Builder::new()
+            .name("new-panes".into())
+            .spawn(move || {
+                #[cfg(target_os = "linux")]
+                if let Some(w) = self.watch {
+                    while let Some(mut made) = w.wait(None) {
+                        // Events of one creation come together: let tmux
+                        // finish making the pane, then look once.
+                        std::thread::sleep(Duration::from_millis(20));
+                        made.extend(w.more(Duration::from_millis(1)));
+                        let made: Vec<Option<u32>> =
+                            made.iter().map(|e| e.name.parse().ok()).collect();
+                        if server_made(server, &made) && !seen() {
+                            return;
+                        }
+                    }
+                }
+                #[cfg(not(target_os = "linux"))]
+                let _ = (self, server);
+                loop {
+                    std::thread::sleep(Duration::from_secs(2));
+                    if !seen() {
                         return;
                     }
                 }
-            }
-            #[cfg(not(target_os = "linux"))]
-            let _ = server;
-            loop {
-                std::thread::sleep(Duration::from_secs(2));
-                if !seen() {
-                    return;
-                }
-            }
-        });
+            });
+    }
 }
 
 /// Whether the server may have made one of the terminals `made` (N of

@@ -26,6 +26,7 @@
 //! costs nothing, a command that runs silently is looked at a dozen times
 //! in its first 20 s and then only at `--quiet-after`.
 
+mod any;
 mod feed;
 mod judge;
 mod machine;
@@ -38,11 +39,11 @@ mod snapshot;
 mod targets;
 mod watcher;
 
+pub use any::{any, any_armed};
 pub use machine::{Change, State, Status, Until, What};
 pub use profiles::Profiles;
 pub use report::{AnyResult, PaneReport, PanesResult, Problem};
 pub use snapshot::panes;
-pub use watcher::{any, any_armed};
 
 use crate::tmux::Socket;
 use std::time::Duration;

@@ -45,16 +45,21 @@ pub fn live_servers() -> Vec<Socket> {
 
 /// Call `seen` (on a thread of its own, until it returns false or
 /// `deadline` passes) when a server may have started: a name that is not
-/// hidden appeared in tmux's socket directory.
+/// hidden appeared in tmux's socket directory. (Once at the start too:
+/// the servers were listed before the directory was watched, and one may
+/// have started in between.)
 pub fn on_new_sockets(deadline: Instant, mut seen: impl FnMut() -> bool + Send + 'static) {
+    #[cfg(target_os = "linux")]
+    let watch =
+        crate::sys::inotify::Inotify::watch(&socket_dir(), libc::IN_CREATE | libc::IN_MOVED_TO);
     let _ = std::thread::Builder::new()
         .name("new-servers".into())
         .spawn(move || {
+            if !seen() {
+                return;
+            }
             #[cfg(target_os = "linux")]
-            if let Some(w) = crate::sys::inotify::Inotify::watch(
-                &socket_dir(),
-                libc::IN_CREATE | libc::IN_MOVED_TO,
-            ) {
+            if let Some(w) = watch {
                 while let Some(made) = w.wait(Some(deadline)) {
                     if !made
                         .iter()
