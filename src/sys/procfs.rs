@@ -48,23 +48,75 @@ fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
     if kept.is_none() {
         let f = std::fs::File::open(path)?;
         read_from_start(&f, &mut buf)?;
-        OPEN.with_borrow_mut(|open| {
-            if open.len() >= KEEP_OPEN {
-                open.clear();
-            }
-            open.insert(path.to_owned(), f);
-        });
+        OPEN.with_borrow_mut(|open| open.insert(path, f));
     }
     String::from_utf8(buf).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
-/// The most files of `/proc` kept open (per thread); past it, all are
-/// closed and opened again as they are read.
-const KEEP_OPEN: usize = 64;
+/// The most files of `/proc` kept open (per thread). When one more is
+/// opened, those of processes that have ended go first, then the one
+/// read longest ago: what stays open follows the processes looked at
+/// lately, and their number stays flat over a day of panes.
+const KEEP_OPEN: usize = 48;
+
+/// The files of `/proc` kept open, with when each was last read.
+#[derive(Default)]
+struct Kept {
+    files: std::collections::HashMap<PathBuf, (std::fs::File, u64)>,
+    clock: u64,
+}
+
+impl Kept {
+    fn get(&mut self, path: &std::path::Path) -> Option<&std::fs::File> {
+        self.clock += 1;
+        let now = self.clock;
+        self.files.get_mut(path).map(|(f, used)| {
+            *used = now;
+            &*f
+        })
+    }
+
+    fn remove(&mut self, path: &std::path::Path) {
+        self.files.remove(path);
+    }
+
+    fn insert(&mut self, path: &std::path::Path, f: std::fs::File) {
+        if self.files.len() >= KEEP_OPEN {
+            self.files.retain(|p, _| process_of(p).is_none_or(exists));
+        }
+        if self.files.len() >= KEEP_OPEN
+            && let Some(oldest) = self
+                .files
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(p, _)| p.clone())
+        {
+            self.files.remove(&oldest);
+        }
+        self.clock += 1;
+        self.files.insert(path.to_owned(), (f, self.clock));
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.files.len()
+    }
+}
+
+/// The process a path of `/proc` is of (`/proc/PID/...`).
+fn process_of(path: &std::path::Path) -> Option<u32> {
+    path.strip_prefix("/proc")
+        .ok()?
+        .components()
+        .next()?
+        .as_os_str()
+        .to_str()?
+        .parse()
+        .ok()
+}
 
 thread_local! {
-    static OPEN: std::cell::RefCell<std::collections::HashMap<PathBuf, std::fs::File>> =
-        std::cell::RefCell::default();
+    static OPEN: std::cell::RefCell<Kept> = std::cell::RefCell::default();
 }
 
 /// All of `f`, read from its start into `buf`; how many bytes.
@@ -606,6 +658,58 @@ mod tests {
         assert_eq!(stat(pid), None);
         assert_eq!(io(pid, true), None);
         assert!(children(pid).is_empty());
+    }
+
+    /// The files kept open stay at most [`KEEP_OPEN`]: those of ended
+    /// processes go first, then the one read longest ago.
+    #[test]
+    fn the_files_kept_open_follow_the_processes_alive() {
+        if !available() {
+            return;
+        }
+        let kept = || OPEN.with_borrow(|o| o.len());
+        // (A thread of its own: its kept files are its own.)
+        std::thread::spawn(move || {
+            let spawn = || {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            };
+            let mut first: Vec<_> = (0..KEEP_OPEN).map(|_| spawn()).collect();
+            for c in &first {
+                assert!(stat(c.id()).is_some());
+            }
+            assert_eq!(kept(), KEEP_OPEN);
+            // Half of them end: the next file opened closes theirs.
+            for c in &mut first[..KEEP_OPEN / 2] {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            let mut more = vec![spawn()];
+            assert!(stat(more[0].id()).is_some());
+            assert_eq!(kept(), KEEP_OPEN / 2 + 1);
+            // Past the cap with live ones: the one read longest ago goes.
+            let kept_first = first[KEEP_OPEN / 2].id();
+            for _ in 0..KEEP_OPEN {
+                more.push(spawn());
+                assert!(stat(more.last().unwrap().id()).is_some());
+                assert!(stat(kept_first).is_some());
+            }
+            assert_eq!(kept(), KEEP_OPEN);
+            OPEN.with_borrow(|o| {
+                assert!(
+                    o.files
+                        .contains_key(&PathBuf::from(format!("/proc/{kept_first}/stat")))
+                );
+            });
+            for c in first.iter_mut().chain(more.iter_mut()) {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     /// A child that exited and was not reaped: its status, from the
