@@ -612,11 +612,15 @@ impl PaneWatch {
             None => {
                 let plain = shell::program_name(self.pane.pane_pid)
                     .is_some_and(|n| ["sh", "dash", "ash", "busybox"].contains(&n.as_str()));
-                let own = found.state == State::Working
+                let working = found.state == State::Working;
+                let own = working
                     && crate::sys::procfs::foreground_group(self.pane.pane_pid)
                         == Some(self.pane.pane_pid);
                 let mut m = Machine::new(found, epoch, t, !plain);
-                if self.late || own {
+                // (A new pane already running a command its shell started,
+                // first looked at late, is no shell starting: the prompt
+                // after that command is news.)
+                if own || (self.late && !working) {
                     m.starting(!look.editor_reading);
                 }
                 out.push(Out::Armed);

@@ -1,13 +1,16 @@
 //! A question kept across a stopped job: a process that asked on its own
 //! line and was stopped (Ctrl-Z) reads again when resumed (`fg`), under
 //! the shell's echo of the job, its question rows above. That echo is no
-//! question; the one it asked before is.
+//! question; the one it asked before is, as long as the process has
+//! written nothing since (the kernel counts what it writes).
 
 use super::*;
 
 pub(super) struct Asked {
     reader: u32,
     question: String,
+    /// What the reader had written when it asked (`wchar`).
+    wrote: Option<u64>,
     /// The pane went back to its shell's prompt since, the reader alive
     /// and stopped.
     stopped: bool,
@@ -16,15 +19,23 @@ pub(super) struct Asked {
     resumed: bool,
 }
 
+impl Asked {
+    /// The reader reads again having written nothing since it asked.
+    fn same_read(&self, look: &Look) -> bool {
+        self.stopped
+            && matches!(look.reads, Some(Reads::Line { .. }))
+            && look.reader == Some(self.reader)
+            && self.wrote.is_some()
+            && wrote(self.reader) == self.wrote
+    }
+}
+
 impl PaneWatch {
     /// A job resumed at its question: the question it asked before, as
-    /// the line under the cursor.
+    /// the line under the cursor (whatever the shell wrote since).
     pub(super) fn resumed_question(&mut self, look: &mut Look) {
         if let Some(a) = &mut self.asked
-            && a.stopped
-            && matches!(look.reads, Some(Reads::Line { .. }))
-            && look.reader == Some(a.reader)
-            && look.line.trim().is_empty()
+            && a.same_read(look)
         {
             look.line = a.question.clone();
             look.line_new = true;
@@ -37,20 +48,18 @@ impl PaneWatch {
     pub(super) fn remember_question(&mut self, look: &Look, found: &Found) {
         match (found.state, look.reads) {
             (State::Asking, Some(Reads::Line { .. })) => {
+                if self.asked.as_ref().is_some_and(|a| a.same_read(look)) {
+                    return;
+                }
                 if let (Some(reader), Some(q)) = (look.reader, &found.question)
                     && !look.line.trim().is_empty()
                 {
-                    let same = |a: &&Asked| a.reader == reader && a.question == *q;
-                    let (stopped, resumed) = self
-                        .asked
-                        .as_ref()
-                        .filter(same)
-                        .map_or((false, false), |a| (a.stopped, a.resumed));
                     self.asked = Some(Asked {
                         reader,
                         question: q.clone(),
-                        stopped,
-                        resumed,
+                        wrote: wrote(reader),
+                        stopped: false,
+                        resumed: false,
                     });
                 }
             }
@@ -63,18 +72,26 @@ impl PaneWatch {
                     }
                 }
             }
-            (State::Asking, _) => {}
-            // (Stopped, the shell not back yet; or stopped and not asked
-            // again yet: the job on its way back to its read after `fg`.)
-            _ if self
-                .asked
-                .as_ref()
-                .is_some_and(|a| (a.stopped && !a.resumed) || is_stopped(a.reader)) => {}
-            _ => self.asked = None,
+            // At work: forgotten once the reader has written since it
+            // asked (it moved on) or is gone. (A look while Ctrl-Z stops
+            // it, or while `fg` hands it the terminal, sees it at work.)
+            _ => {
+                if self
+                    .asked
+                    .as_ref()
+                    .is_some_and(|a| a.wrote.is_none() || wrote(a.reader) != a.wrote)
+                {
+                    self.asked = None;
+                }
+            }
         }
     }
 }
 
 fn is_stopped(pid: u32) -> bool {
     crate::sys::procfs::stat(pid).is_some_and(|s| s.state == 'T')
+}
+
+fn wrote(pid: u32) -> Option<u64> {
+    crate::sys::procfs::io(pid, true).map(|io| io.wrote)
 }
