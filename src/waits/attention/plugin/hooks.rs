@@ -9,62 +9,95 @@
 //! `swap-pane` runs no hook of its own; it changes the active pane of the
 //! windows it swaps between (`window-pane-changed`), except with `-d`.
 
-use super::marks::VISIT;
+use super::marks::{MARK, VISIT, WINDOW};
 use crate::error::{Error, Result};
 use crate::tmux::Socket;
 use crate::tmux::protocol::{format_escape, quote, sh_quote};
 
-/// The hooks that see a visit or a move: name, and whether it is a
-/// window hook.
-const HOOKS: [(&str, bool); 10] = [
-    ("after-select-pane", false),
-    ("window-pane-changed", true),
-    ("session-window-changed", false),
-    ("client-session-changed", false),
-    ("client-attached", false),
-    ("client-detached", false),
-    ("session-renamed", false),
-    ("window-layout-changed", true),
-    ("window-linked", false),
-    ("window-unlinked", false),
+/// When a hook starts a process: a format tmux expands in the hook's
+/// context, true (not empty, not 0) when it must.
+#[derive(Clone, Copy)]
+enum Guard {
+    /// Some pane is marked or held anywhere: a visit may clear or count
+    /// one.
+    Visit,
+    /// The hook's window has a mark, or a marked pane: a pane joined to
+    /// or taken from it, or killed in it, may change where a mark is.
+    Window,
+    /// The window the hook names (`hook_window`) has a mark or a marked
+    /// pane: linked somewhere (moved, linked, broken out), its place
+    /// changed. (The hook runs in the session's current window.)
+    Linked,
+    /// A pane of the hook's session is marked: a rename changes the
+    /// segment's words.
+    Session,
+}
+
+impl Guard {
+    fn format(self) -> String {
+        match self {
+            Guard::Visit => format!("#{{{VISIT}}}"),
+            Guard::Window => format!("#{{{WINDOW}}}#{{P:#{{{MARK}}}}}"),
+            Guard::Linked => format!(
+                "#{{W:#{{?#{{==:#{{window_id}},#{{hook_window}}}},#{{{WINDOW}}}#{{P:#{{{MARK}}}}},}}}}"
+            ),
+            Guard::Session => format!("#{{W:#{{P:#{{{MARK}}}}}}}"),
+        }
+    }
+}
+
+/// The hooks that see a visit or a move: name, whether it is a window
+/// hook, and when it starts a process. (Guarded in tmux itself: a new
+/// window, a split or a resize while some pane is marked elsewhere starts
+/// nothing.) A pane killed in a window of its own unlinks the window; one
+/// killed beside others changes the window's layout.
+const HOOKS: [(&str, bool, Guard); 10] = [
+    ("after-select-pane", false, Guard::Visit),
+    ("window-pane-changed", true, Guard::Visit),
+    ("session-window-changed", false, Guard::Visit),
+    ("client-session-changed", false, Guard::Visit),
+    ("client-attached", false, Guard::Visit),
+    ("client-detached", false, Guard::Visit),
+    ("session-renamed", false, Guard::Session),
+    ("window-layout-changed", true, Guard::Window),
+    ("window-linked", false, Guard::Linked),
+    // (A window unlinked may be gone: killed with a pane whose watch had
+    // already ended, an exited one.)
+    ("window-unlinked", false, Guard::Visit),
 ];
 
 /// The hooks of this server's tmux: `window-linked` and `window-unlinked`
 /// are window hooks before tmux 3.3, session hooks since.
-fn hooks(socket: &Socket) -> Vec<(&'static str, bool)> {
+fn hooks(socket: &Socket) -> Vec<(&'static str, bool, Guard)> {
     let old = socket
         .version()
         .is_some_and(|v| v < crate::tmux::Version(3, 3));
     HOOKS
         .iter()
-        .map(|&(name, window)| {
+        .map(|&(name, window, guard)| {
             let linking = name == "window-linked" || name == "window-unlinked";
-            (name, window || (linking && old))
+            (name, window || (linking && old), guard)
         })
         .collect()
 }
+
 /// What tells our hooks from the user's.
 const OURS: &str = "attention visit";
 
-/// The hook command that clears the marks of the panes a person visits
-/// (and lets held ones count once they leave): it starts a process only
-/// while some pane is marked or held.
-fn hook_command(socket: &Socket) -> Result<String> {
+/// The hook command that runs `attention visit` (which clears the marks
+/// of the panes a person visits, lets held ones count once they leave,
+/// and says where marked panes are now) when `guard` holds.
+fn hook_command(sock: &str, guard: Guard) -> Result<String> {
     let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
-    let sock = socket
-        .run(["display-message", "-p", "#{socket_path}"])?
-        .first()
-        .cloned()
-        .unwrap_or_default();
     let sh = format!(
         "{} -S {} {OURS} >/dev/null 2>&1",
         sh_quote(&exe.to_string_lossy()),
-        sh_quote(&sock)
+        sh_quote(sock)
     );
     let run = format!("run-shell -b {}", quote(&format_escape(&sh)));
     Ok(format!(
         "if-shell -F {} {}",
-        quote(&format!("#{{{VISIT}}}")),
+        quote(&guard.format()),
         quote(&run)
     ))
 }
@@ -77,10 +110,10 @@ struct Ours {
 }
 
 /// Our hooks per hook, from `show-hooks` (one tmux command).
-fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Vec<Ours>)> {
+fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Guard, Vec<Ours>)> {
     let hooks = hooks(socket);
     let mut args: Vec<&str> = Vec::new();
-    for &(name, window) in &hooks {
+    for &(name, window, _) in &hooks {
         if !args.is_empty() {
             args.push(";");
         }
@@ -89,7 +122,8 @@ fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Vec<Ours>)> {
     let lines = socket.run(&args).unwrap_or_default();
     hooks
         .iter()
-        .map(|&(name, window)| {
+        .map(|&(name, window, guard)| {
+            let current = guard.format();
             let ours = lines
                 .iter()
                 .filter(|l| l.contains(OURS))
@@ -98,11 +132,11 @@ fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Vec<Ours>)> {
                     let index = rest.split(']').next()?.parse().ok()?;
                     Some(Ours {
                         index,
-                        current: l.contains(VISIT),
+                        current: l.contains(&current),
                     })
                 })
                 .collect();
-            (name, window, ours)
+            (name, window, guard, ours)
         })
         .collect()
 }
@@ -125,21 +159,28 @@ fn unset(args: &mut Vec<String>, name: &str, window: bool, ours: &[&Ours]) {
 /// version is replaced). Returns whether any was missing.
 pub(super) fn add_hooks(socket: &Socket) -> Result<bool> {
     let mut args: Vec<String> = Vec::new();
-    let mut cmd = None;
-    for (name, window, ours) in our_hooks(socket) {
+    let mut sock: Option<String> = None;
+    for (name, window, guard, ours) in our_hooks(socket) {
         if ours.iter().any(|o| o.current) {
             continue;
         }
         unset(&mut args, name, window, &ours.iter().collect::<Vec<_>>());
-        let cmd = match &cmd {
-            Some(c) => c,
-            None => cmd.insert(hook_command(socket)?),
+        let sock = match &sock {
+            Some(s) => s,
+            None => sock.insert(
+                socket
+                    .run(["display-message", "-p", "#{socket_path}"])?
+                    .first()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
         };
+        let cmd = hook_command(sock, guard)?;
         if !args.is_empty() {
             args.push(";".into());
         }
         let flags = if window { "-gwa" } else { "-ga" };
-        args.extend(["set-hook".into(), flags.into(), name.into(), cmd.clone()]);
+        args.extend(["set-hook".into(), flags.into(), name.into(), cmd]);
     }
     if !args.is_empty() {
         socket.run(&args)?;
@@ -150,7 +191,7 @@ pub(super) fn add_hooks(socket: &Socket) -> Result<bool> {
 /// Remove our hooks, and only ours.
 pub(super) fn remove_hooks(socket: &Socket) {
     let mut args: Vec<String> = Vec::new();
-    for (name, window, ours) in our_hooks(socket) {
+    for (name, window, _, ours) in our_hooks(socket) {
         unset(&mut args, name, window, &ours.iter().collect::<Vec<_>>());
     }
     if !args.is_empty() {
