@@ -19,6 +19,7 @@ mod jobs;
 mod moves;
 mod restart;
 mod sleep;
+mod soak;
 
 use crate::attention_plugin::{load_plugin, notifications, opt, segment, server_with};
 use crate::common::outer::OuterClient;
@@ -112,6 +113,25 @@ impl Day {
             });
     }
 
+    /// Wait until `pane`'s mark is `want`; on the deadline, fail with
+    /// the pane, the watch and the processes of the server.
+    pub(crate) fn wait_mark(&self, pane: &str, want: &str) {
+        let end = Instant::now() + DEADLINE;
+        while self.mark(pane) != want {
+            if Instant::now() > end {
+                panic!(
+                    "{pane}'s mark never became {want:?} (it is {:?}); the watch {:?}, scope {:?}\nprocesses: {:#?}\npane:\n{}",
+                    self.mark(pane),
+                    self.watch_pid(),
+                    opt(&self.s, &["-g", "@tmux-wait-attention-scope"]),
+                    self.s.processes_using_socket(),
+                    self.s.capture(pane)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The pane's mark (empty: none).
     pub(crate) fn mark(&self, pane: &str) -> String {
         opt(&self.s, &["-p", "-t", pane, "@tmux-wait-attention-mark"])
@@ -152,6 +172,21 @@ impl Day {
             std::thread::sleep(Duration::from_millis(20));
         }
         screen
+    }
+
+    /// The person detaches (prefix d), then attaches again to `session`
+    /// (a terminal of their own again, as after closing the window).
+    pub(crate) fn reattach(&mut self, session: &str) {
+        let name = self.person.name.clone();
+        self.person.prefixed(&self.s, "d");
+        self.s.wait_until(&self.s.pane, "the client to detach", || {
+            !self
+                .s
+                .tmux(&["list-clients", "-F", "#{client_name}"])
+                .lines()
+                .any(|l| l == name)
+        });
+        self.person = OuterClient::attach(&self.s, session);
     }
 
     /// The pane the person's client shows.
@@ -201,9 +236,16 @@ impl Day {
         self.costs.push(line);
         assert!(
             busy.is_empty(),
-            "not at idle {:?} after {event}: {busy:?} (in {WINDOW:?}; at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups)\nall: {rows:?}\nsegment: {:?}\npanes: {}",
+            "not at idle {:?} after {event}: {busy:?} (in {WINDOW:?}; at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups)\nall: {rows:?}\nsegment: {:?}\nthe server's last messages:\n{}\npanes: {}",
             QUIET + Duration::from_millis(1500),
             self.segment(),
+            self.s
+                .tmux(&["show-messages"])
+                .lines()
+                .rev()
+                .take(15)
+                .collect::<Vec<_>>()
+                .join("\n"),
             self.s.tmux(&[
                 "list-panes",
                 "-a",
@@ -220,7 +262,7 @@ impl Day {
 
     /// The tmux server, its clients, and every tmux-wait process of this
     /// server (the attention watch, the hub, `any`), by pid and name.
-    fn processes(&self) -> Vec<(u32, String)> {
+    pub(crate) fn processes(&self) -> Vec<(u32, String)> {
         let server: u32 = self
             .s
             .tmux(&["display-message", "-p", "#{pid}"])
@@ -316,11 +358,14 @@ fn cost(pid: u32) -> Option<Cost> {
 pub(crate) struct Listener {
     child: Child,
     lines: Arc<Mutex<Vec<Value>>>,
+    /// What it said on stderr (shown when it fails).
+    errors: tempfile::NamedTempFile,
 }
 
 impl Listener {
     pub(crate) fn start(s: &TestServer) -> Listener {
         let ready = unique("any-ready");
+        let errors = tempfile::NamedTempFile::new().expect("a temporary file");
         let mut child = s
             .tw()
             .args([
@@ -335,7 +380,7 @@ impl Listener {
                 &ready,
             ])
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(errors.reopen().expect("stderr"))
             .spawn()
             .expect("tmux-wait any");
         let out = child.stdout.take().expect("stdout");
@@ -362,7 +407,11 @@ impl Listener {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        Listener { child, lines }
+        Listener {
+            child,
+            lines,
+            errors,
+        }
     }
 
     pub(crate) fn count(&self) -> usize {
@@ -386,11 +435,36 @@ impl Listener {
             {
                 return v;
             }
-            assert!(
-                Instant::now() < end,
-                "`any` never said {pane} {state}; it said {:?}",
-                self.since(n)
-            );
+            if Instant::now() >= end {
+                let pid = self.child.id();
+                let fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .map(|d| {
+                        d.flatten()
+                            .filter_map(|e| std::fs::read_link(e.path()).ok())
+                            .map(|t| t.to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let threads: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+                    .map(|d| {
+                        d.flatten()
+                            .map(|e| {
+                                let f = |n: &str| {
+                                    std::fs::read_to_string(e.path().join(n)).unwrap_or_default()
+                                };
+                                format!("{}:{}", f("comm").trim(), f("wchan").trim())
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                panic!(
+                    "`any` never said {pane} {state}; it said {:?}, and before: {:?}; it runs: {}; its stderr: {:?}; its descriptors: {fds:?}; its threads: {threads:?}",
+                    self.since(n),
+                    self.since(0),
+                    crate::common::process_alive_pub(pid),
+                    std::fs::read_to_string(self.errors.path()).unwrap_or_default()
+                );
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -557,6 +557,10 @@ impl Drop for TestServer {
 }
 
 /// Alive and not a zombie waiting to be reaped.
+pub fn process_alive_pub(pid: u32) -> bool {
+    process_alive(pid)
+}
+
 fn process_alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {

@@ -18,8 +18,14 @@ fn clients_come_and_go_the_config_reloads_and_attention_goes_off_and_on() {
     d.idle("a visit to a question");
 
     // They detach: nobody sees it, it counts.
+    let name = d.person.name.clone();
     d.person.prefixed(&d.s, "d");
     d.wait_segment(&q, "⚑1 main:1 asking");
+    d.s.wait_until(&q, "the client to go", || {
+        !d.s.tmux(&["list-clients", "-F", "#{client_name}"])
+            .lines()
+            .any(|l| l == name)
+    });
     d.idle("the client detached");
 
     // They attach again, at window 1: seen again.
