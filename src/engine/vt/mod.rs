@@ -250,6 +250,10 @@ struct State {
     /// how many times it was set.
     title: Option<String>,
     titles: u64,
+    /// The desktop notifications the program asked the terminal for (OSC 9,
+    /// OSC 777), and the words of the last one.
+    notification: Option<String>,
+    notifications: u64,
     /// The parser is known to stand where the program's bytes put it: it
     /// saw the start of a sequence or of a line. Until then a BEL may end
     /// a title whose start came before the stream (a stream may begin
@@ -325,6 +329,8 @@ impl LineTracker {
                 bells: 0,
                 title: None,
                 titles: 0,
+                notification: None,
+                notifications: 0,
                 synced: false,
                 written: 0,
                 now: Instant::now(),
@@ -570,6 +576,7 @@ impl LineTracker {
         let st = &mut self.state;
         // (The bells of bytes from before the entry rang before it.)
         st.bells = 0;
+        st.notifications = 0;
         for c in &mut st.cells {
             c.origin = Origin::Old;
             c.fresh = false;
@@ -1050,6 +1057,19 @@ mod tests {
 
     /// A BEL in ground state is a bell; one that ends an OSC string is
     /// not, nor a line editor's beep right after reading a key.
+    #[test]
+    fn desktop_notifications_are_counted_with_their_words() {
+        let now = Instant::now();
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b]777;notify;Pi;Ready for input\x07", now);
+        assert_eq!(t.notifications(), (1, Some("Pi: Ready for input")));
+        t.feed(b"\x1b]9;4;1;50\x07", now);
+        assert_eq!(t.notifications().0, 1, "ConEmu's progress is none");
+        t.feed(b"\x1b]9;Codex needs you\x1b\\", now);
+        assert_eq!(t.notifications(), (2, Some("Codex needs you")));
+        assert_eq!(t.bells(), 0, "a BEL ending one is no bell");
+    }
+
     #[test]
     fn bells_are_counted_outside_escape_sequences() {
         let mut t = LineTracker::new(&entry(80));
