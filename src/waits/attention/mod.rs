@@ -36,6 +36,7 @@ mod profiles;
 mod report;
 mod snapshot;
 mod targets;
+mod unknown;
 mod watcher;
 
 pub use machine::{Change, State, Status, Until, What};

@@ -179,6 +179,12 @@ pub struct PaneWatch {
     late: bool,
     /// What the stream's programs had written at the last output.
     written: u64,
+    /// When the screen of a pane that was not still was looked at last (a
+    /// question under a spinner that keeps turning): at most every
+    /// [`STILL`].
+    moving_looked: Option<Instant>,
+    /// Desktop notifications (OSC 9, OSC 777) of this stream taken in.
+    notes: u64,
 }
 
 impl PaneWatch {
@@ -201,6 +207,8 @@ impl PaneWatch {
             lagging: 0,
             late,
             written: 0,
+            moving_looked: None,
+            notes: 0,
         }
     }
 
@@ -250,6 +258,7 @@ impl PaneWatch {
                 self.failures = 0;
                 self.pane = feed.pane.clone();
                 self.bells = 0;
+                self.notes = 0;
                 self.prompts = 0;
                 self.written = 0;
                 self.timers = Timers::new();
@@ -379,6 +388,8 @@ impl PaneWatch {
         let t = feed.tracker();
         let partial = t.current_output();
         let (bells, prompts) = (t.bells(), t.prompts().0);
+        let (notes, note) = t.notifications();
+        let note = note.map(str::to_owned);
         let written = t.written();
         let now = Instant::now();
         let retitled = self.agent.title(t.title(), t.titles(), now);
@@ -429,10 +440,16 @@ impl PaneWatch {
                 out.push(Out::Change(m.event(What::Text, Some(line))));
             }
         }
-        if bells > self.bells {
+        // A bell, or a desktop notification the program asked for (an
+        // agent's "needs you"): an event with a source of its own.
+        if bells > self.bells || notes > self.notes {
+            let line = (notes > self.notes).then_some(note).flatten();
             self.bells = bells;
+            self.notes = notes;
             if let Some(m) = &self.machine {
-                out.push(Out::Change(m.event(What::Bell, None)));
+                let mut c = m.event(What::Bell, line);
+                c.status.source = "notification";
+                out.push(Out::Change(c));
             }
         }
         if data {
@@ -480,7 +497,10 @@ impl PaneWatch {
             self.agent.agent(&ctx.profiles, self.pane.pane_pid);
         }
         self.agent.fill(&mut look, now, STILL);
-        look.redrawing = if look.agent.is_some() {
+        look.moving_screen = self
+            .moving_looked
+            .is_none_or(|t| now.saturating_duration_since(t) >= STILL);
+        look.redrawing = if look.agent.is_some() || look.program.is_some() {
             // (An agent's own signals say whether it works.)
             false
         } else if first {
@@ -500,6 +520,9 @@ impl PaneWatch {
             || (matches!(look.reads, Some(Reads::Line { .. })) && look.line.trim().is_empty());
         if needs_rows {
             let rows = screen(ctx, &self.pane.pane_id);
+            if look.still < STILL || look.busy {
+                self.moving_looked = Some(now);
+            }
             verdict = judge(&look, Some(&rows), &ctx.profiles, &ctx.prompt_re, STILL);
         }
         let epoch = self.epoch();
@@ -551,8 +574,8 @@ impl PaneWatch {
                         return;
                     }
                     // (An agent drawing: at work, as its own.)
-                    _ if look.agent.is_some() => Found {
-                        agent: look.agent.clone(),
+                    _ if look.agent.is_some() || look.program.is_some() => Found {
+                        agent: look.agent.clone().or_else(|| look.program.clone()),
                         ..Found::new(State::Working, "agent_working", look.command.clone())
                     },
                     _ => working(look.command.clone()),
