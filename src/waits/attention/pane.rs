@@ -447,8 +447,12 @@ impl PaneWatch {
             self.bells = bells;
             self.notes = notes;
             if let Some(m) = &self.machine {
+                let notified = line.is_some();
                 let mut c = m.event(What::Bell, line);
                 c.status.source = "notification";
+                if notified {
+                    c.status.reason = "notification";
+                }
                 out.push(Out::Change(c));
             }
         }
