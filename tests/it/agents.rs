@@ -1,17 +1,22 @@
 //! The coding-agents kit: the real releases of Claude Code, Codex, Gemini
-//! CLI, Qwen Code and aider, each typed at a bash prompt in a real pane and
+//! CLI, Qwen Code, aider, OpenCode, Copilot CLI, pi and Cline (each
+//! profile's `version` in profiles/agents.json), each typed at a bash
+//! prompt in a real pane and
 //! driven with send-keys against the mock model server
 //! (tests/agents/mock_model.py), while `panes` and `any` say what the pane
 //! waits for at each step: every first-run screen, idle, working (a slow
 //! "thinking" turn, then a streamed answer), a shell command's approval,
 //! the command's work, idle again, an MCP round trip through `tmux-wait
-//! mcp` (the agents that speak MCP), and the exit back to the shell. Then
-//! the same again with tmux-wait's hooks installed in the agent's settings
-//! (`tmux-wait agents install NAME`).
+//! mcp` (the agents whose scene asks for it), and the exit back to the
+//! shell. Then the same again with tmux-wait's hooks installed in the
+//! agent's settings, or its plugin (`tmux-wait agents install NAME`).
+//! An agent is one scene ([`Agent`]) and one `#[test]` here.
 //!
 //! The agents come from `scripts/agents-install`, whose cache directory
 //! `TW_AGENTS` names (`TW_AGENTS=target/agents/pinned scripts/test agents`);
-//! without it each test says "skipped: TW_AGENTS is not set" and passes.
+//! without it each test says "skipped: TW_AGENTS is not set" and passes,
+//! and so does an agent not installed there. `TW_AGENTS_PROFILES=off`
+//! judges with no profile at all (see [`bare`]).
 //! One agent runs at a time, alone on the machine. Each test prints a
 //! table (step, expected, observed, ms from the screen being drawn to `any`
 //! returning) and fails if any check did not hold; with
@@ -622,7 +627,8 @@ fn kit_run(a: &'static Agent) {
         && (!a.mcp || run.mcp_turn())
         && run.exit();
     run.phase = "2 hooks";
-    if a.hooks && run.recover() {
+    // (Without profiles the agents' hooks are not read: no phase 2.)
+    if a.hooks && !bare() && run.recover() {
         run.install_hooks();
         let _ = run.start() && run.command_turn() && run.exit();
     }

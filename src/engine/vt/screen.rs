@@ -536,15 +536,15 @@ impl vte::Perform for State {
                 .map(|p| String::from_utf8_lossy(p).into_owned())
                 .filter(|w| !w.trim().is_empty())
                 .collect();
-            self.notification = Some(
+            let words = words.join(": ");
+            self.notifications.0 += 1;
+            self.notifications.1 = Some(
                 words
-                    .join(": ")
                     .chars()
                     .filter(|c| !c.is_control())
                     .take(200)
                     .collect(),
             );
-            self.notifications += 1;
             return;
         }
         if params.first() != Some(&&b"133"[..]) {

@@ -38,15 +38,20 @@ static QUESTION: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)\b(do you want to|would you like to|do you trust|shall i|may i)\b.*\?",
         r"|\b(allow|approve|proceed|continue|confirm)\b[^?]{0,40}\?",
         r"|\bpermission required\b|\bneeds (your )?permission\b|\bdangerous command\b",
-        r"|\[(y/n|y/N|Y/n)\]|\((y/n|Y)es/\(N\)o|\(y/n\)",
+        r"|\[(y/n|y/N|Y/n)\]|\(Y\)es/\(N\)o|\(y/n\)",
         r"|\bpress enter to\b",
     ))
     .expect("valid")
 });
 
+/// A yes/no question answered in a transcript: the answer typed after it.
+static ANSWERED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(\]:|\]\s*\?|\(y/n\)\s*[?:]?)\s*\S{1,12}\s*$").expect("valid")
+});
+
 static IDLE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"(?i)^[\s│┃|]*[❯>›»$][\s\u{a0}]*$",
+        r"(?i)^[\s│┃|]*[❯>›»$][\s\u{a0}]*$|^\s*\w+>\s*$",
         r"|\b(ask anything|type your message|what can i do for you|how can i help|send a message)\b",
     ))
     .expect("valid")
@@ -83,9 +88,28 @@ pub fn status_row(row: &str) -> bool {
 }
 
 /// A busy row of the common forms, as it goes by in the stream or on the
-/// screen.
+/// screen: `esc to interrupt` and the like after something (a spinner, a
+/// time: a row that starts with them is a legend of keys, as pi's help),
+/// or a spinner glyph before a word in -ing (`⠴ Thinking...`, `◉
+/// Working`).
 pub fn busy_row(row: &str) -> bool {
-    BUSY.is_match(row)
+    let t = row.trim_start();
+    if BUSY.find_iter(t).any(|m| m.start() > 0) {
+        return true;
+    }
+    let mut it = t.chars();
+    let Some(c) = it.next() else { return false };
+    // (A Braille glyph is never a bullet: a spinner before any text.)
+    if matches!(c, '\u{2800}'..='\u{28ff}') && spinner_glyph(t).is_some() {
+        return true;
+    }
+    let word: String = it
+        .as_str()
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .collect();
+    spinner(c) && word.chars().count() > 4 && word.ends_with("ing")
 }
 
 /// The spinner glyph a row starts with (spaces before it), if any, with
@@ -110,13 +134,18 @@ pub fn screen(rows: &[String]) -> Option<Says> {
         .collect();
     let keep = &nonblank[nonblank.len().saturating_sub(ROWS)..];
     let lowest = |f: &dyn Fn(&str) -> bool| keep.iter().rev().find(|&&i| f(rows[i])).copied();
-    if let Some(i) = lowest(&|r| QUESTION.is_match(r)) {
+    let idle = lowest(&|r| IDLE.is_match(r));
+    // (An answered question above the next prompt is over.)
+    let question = lowest(&|r| QUESTION.is_match(r) && !ANSWERED.is_match(r));
+    if let Some(i) = question
+        && idle.is_none_or(|j| j < i)
+    {
         return Some(Says::Asking(clean_row(rows[i])));
     }
     if lowest(&|r| busy_row(r)).is_some() {
         return Some(Says::Working);
     }
-    if let Some(i) = lowest(&|r| IDLE.is_match(r)) {
+    if let Some(i) = idle {
         return Some(Says::Idle(clean_row(rows[i])));
     }
     // An empty input box: two rules with only blank rows between them.
@@ -243,6 +272,24 @@ mod tests {
         let cop = rows("────\n❯\n────\n ◉ Working · 12 B esc esc interrupt      mock-model");
         assert_eq!(screen(&cop), Some(Says::Working));
         assert_eq!(spinner_glyph(" ⠴ Thinking..."), Some('⠴'));
+        // Copilot's busy row says no "esc to interrupt" at first; pi's
+        // help legend is no busy row.
+        assert!(busy_row(" ◉ Working esc esc edit prompt      mock-model"));
+        assert!(!busy_row(
+            " escape interrupt · ctrl+c/ctrl+d clear/exit · / commands"
+        ));
+        assert!(busy_row("   ■■⬝⬝⬝⬝⬝⬝  esc interrupt"));
+        assert!(!busy_row(" ● The command finished."));
+        assert!(busy_row(" ⠦ Slow answer begins: after a long think"));
+        // aider's transcript: answered questions above its prompt.
+        let aider = rows(
+            "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:\nRunning touch x\nAdd command output to the chat? (Y)es/(N)o [Yes]: n\n────\ndiff>",
+        );
+        assert!(matches!(screen(&aider), Some(Says::Idle(_))));
+        let asks = rows(
+            "Added .aider* to .gitignore\n────\nRun shell command? (Y)es/(N)o/(D)on't ask again [Yes]:",
+        );
+        assert!(matches!(screen(&asks), Some(Says::Asking(_))));
         assert_eq!(spinner_glyph(" ⠴"), None);
         assert_eq!(
             question_row(&rows(
