@@ -294,7 +294,11 @@ fn agent(
     match (p.screen_at(rows, &look.line), &look.hook) {
         (Some(says), _) => hooks_words(says, "screen"),
         (None, Some((says, _))) => is(says, "hook"),
-        (None, None) if look.agent_age < AGENT_START => Verdict::Wait(Duration::from_millis(250)),
+        // Starting: its screen not drawn yet (OpenCode reads its terminal
+        // for seconds before it draws anything).
+        (None, None) if look.agent_age < AGENT_START || last_row(rows).is_none() => {
+            Verdict::Wait(Duration::from_millis(250))
+        }
         // Nothing it says, and nobody reads its terminal: at work (aider
         // streaming an answer draws no busy line).
         (None, None) if look.reads == Some(Reads::Nothing) => Verdict::Is(Found {
@@ -358,7 +362,9 @@ fn unknown_agent(
     };
     match unknown::screen(rows) {
         Some(s) => says(s),
-        None if look.agent_age < AGENT_START => Verdict::Wait(Duration::from_millis(250)),
+        None if look.agent_age < AGENT_START || last_row(rows).is_none() => {
+            Verdict::Wait(Duration::from_millis(250))
+        }
         // Nobody reads its terminal and it says nothing: at work.
         None if look.reads == Some(Reads::Nothing) => {
             Verdict::Is(Found::new(State::Working, "running", cmd))
@@ -561,6 +567,16 @@ mod tests {
         l.reads = Some(Reads::Nothing);
         l.still = Duration::from_millis(30);
         assert_eq!(j(&l, None), Verdict::NotStill);
+        // An agent's blank screen, however long it has run, is not drawn
+        // yet (OpenCode's first seconds): no question.
+        let mut l = agent_look("opencode");
+        l.agent_age = AGENT_START * 2;
+        l.still = STILL;
+        let blank = rows("\n\n");
+        assert_eq!(
+            j(&l, Some(&blank)),
+            Verdict::Wait(Duration::from_millis(250))
+        );
         // A still screen of a program no profile knows: the general rule.
         let mut l = look(Reads::Keys { timed: false }, "", "node");
         l.still = STILL;
