@@ -3,11 +3,12 @@
 //! it works, when it asks a question, and when it waits for its next
 //! instruction.
 //!
-//! A full-screen agent (Claude Code, Codex, Gemini CLI, Qwen Code, aider)
-//! reads its terminal key by key all the time, busy or not, so the kernel
-//! cannot tell its states apart; its own signals and its screen can. Which
-//! agent runs in a pane is told by its processes (four of them run as
-//! `node`, so the program's name says nothing): a profile judges only its
+//! A coding agent (Claude Code, Codex, Gemini CLI, Qwen Code, aider,
+//! OpenCode, Copilot CLI, pi, Cline) reads its terminal key by key all the
+//! time, busy or not, so the kernel cannot tell its states apart; its own
+//! signals and its screen can. Which agent runs in a pane is told by its
+//! processes (most run as `node`, so the program's name says nothing; pi
+//! renames its process): a profile judges only its
 //! own agent's title and screen. Profiles are data: one file the project
 //! ships (`profiles/agents.json`, built in) and, optionally, one of the
 //! user's (`--profiles FILE`, the plugin's `@tmux-wait-profiles`), whose

@@ -141,7 +141,9 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     {
         let procs = super::pane::foreground_procs(r.pane_pid, fg);
         l.agent = req.profiles.identify(&procs).map(|p| p.name.clone());
-        if l.agent.is_none() {
+        // (A program no profile names: judged as an agent while it reads
+        // key by key.)
+        if l.agent.is_none() && matches!(reads, Reads::Keys { .. }) {
             l.program = super::unknown::identity(&procs);
             if l.program.is_some() {
                 l.agent_age = crate::sys::procfs::age(fg).unwrap_or(std::time::Duration::MAX);

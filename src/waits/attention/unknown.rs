@@ -177,26 +177,41 @@ fn interpreter(name: &str) -> bool {
 }
 
 /// Which program this is, by its package or its executable, and whether
-/// it looks like a coding agent (run from an npm or Python package, or by
-/// an interpreter): `None` for a program that does not.
+/// it looks like a coding agent: installed from an npm or Python package
+/// (its executable, or the script an interpreter runs, lies in one), or an
+/// interpreter's process that renamed itself (pi, run by node, is `pi`).
+/// `None` for any other program (a pager, an editor, `python3 app.py`).
 pub fn identity(procs: &[Proc]) -> Option<String> {
     let leader = procs.first()?;
-    let from_package = |a: &str| a.contains("node_modules/") || a.contains("/site-packages/");
+    let in_package = |p: &str| {
+        p.contains("node_modules/")
+            || p.contains("/site-packages/")
+            || p.contains("/dist-packages/")
+    };
     let exe_name = leader.exe.rsplit('/').next().unwrap_or("");
     if !interpreter(&leader.comm) {
-        let packaged = from_package(&leader.exe)
-            || procs
-                .iter()
-                .any(|p| from_package(&p.exe) || p.args.iter().any(|a| from_package(a)));
-        // (An interpreter's process that renamed itself: pi, run by node,
-        // is `pi`.)
+        let packaged = procs
+            .iter()
+            .any(|p| in_package(&p.exe) || p.args.iter().any(|a| in_package(a)));
         return (packaged || interpreter(exe_name)).then(|| leader.comm.clone());
     }
-    // An interpreter: the script it runs names the program.
-    let script = leader.args.iter().skip(1).find(|a| !a.starts_with('-'))?;
-    if let Some((_, after)) = script.rsplit_once("node_modules/")
-        && !after.starts_with(".bin/")
-    {
+    // An interpreter: the script it runs, from a package, names it.
+    let script = leader
+        .args
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-') && a.contains('/'))?;
+    let real = std::fs::canonicalize(script)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| script.clone());
+    if !in_package(script) && !in_package(&real) {
+        return None;
+    }
+    // (A `.bin` link is named as its command.)
+    if script.contains("/.bin/") {
+        return script.rsplit('/').next().map(str::to_owned);
+    }
+    if let Some((_, after)) = real.rsplit_once("node_modules/") {
         let mut parts = after.split('/');
         let first = parts.next()?;
         return Some(if first.starts_with('@') {
@@ -206,12 +221,7 @@ pub fn identity(procs: &[Proc]) -> Option<String> {
         });
     }
     let base = script.rsplit('/').next()?;
-    Some(
-        base.trim_end_matches(".js")
-            .trim_end_matches(".mjs")
-            .trim_end_matches(".py")
-            .to_owned(),
-    )
+    Some(base.trim_end_matches(".py").to_owned())
 }
 
 #[cfg(test)]
@@ -339,5 +349,25 @@ mod tests {
             identity(&[proc("vim", &["vim"], "/usr/bin/vim.basic")]),
             None
         );
+        // A script of one's own, or code on the command line, is no agent.
+        let script = [proc(
+            "python3",
+            &["python3", "/tmp/agent.py"],
+            "/usr/bin/python3.11",
+        )];
+        assert_eq!(identity(&script), None);
+        let code = [proc(
+            "python3",
+            &["python3", "-c", "input('Proceed? [y/N] ')"],
+            "/usr/bin/python3",
+        )];
+        assert_eq!(identity(&code), None);
+        // aider, a Python package's console script.
+        let aider = [proc(
+            "aider",
+            &["/v/bin/python3", "/v/bin/aider", "--model"],
+            "/usr/bin/python3.11",
+        )];
+        assert_eq!(identity(&aider).as_deref(), Some("aider"));
     }
 }

@@ -7,6 +7,7 @@
 use super::super::judge::Look;
 use super::super::profiles::{Proc, Profiles, Says};
 use super::super::unknown;
+use crate::engine::shell::Reads;
 use crate::sys::procfs;
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,9 @@ pub(super) struct AgentSignals {
     /// last.
     unknown: Option<String>,
     glyph: Option<char>,
+    /// That program was seen reading its terminal key by key (an
+    /// interactive one: its screen is judged also while it reads nothing).
+    keys_seen: bool,
 }
 
 impl AgentSignals {
@@ -61,6 +65,7 @@ impl AgentSignals {
             if program != self.unknown {
                 self.busy = None;
                 self.glyph = None;
+                self.keys_seen = false;
             }
             self.unknown = program;
             // Another agent than before: what the last one said is not
@@ -140,11 +145,14 @@ impl AgentSignals {
 
     /// The look's agent fields, as of `now`; `streamed`: the stream (not
     /// the kernel alone) saw them.
-    pub(super) fn fill(&self, look: &mut Look, now: Instant, still: Duration) {
+    pub(super) fn fill(&mut self, look: &mut Look, now: Instant, still: Duration) {
         look.agent = self.agent_name();
         look.busy = self.busy.is_some_and(|t| now - t < still);
         if look.agent.is_none() {
-            look.program = self.unknown.clone();
+            if matches!(look.reads, Some(Reads::Keys { .. })) {
+                self.keys_seen = true;
+            }
+            look.program = self.unknown.clone().filter(|_| self.keys_seen);
             if look.program.is_some() {
                 look.agent_age = self.age();
             }
