@@ -1535,8 +1535,11 @@ def agent_sample(s, ag, rec, k):
                      lambda: rec.found(ag.pane, a["after_question"]), 60, 0.1)
         time.sleep(0.3)
         s.keys(ag.pane, ["Enter"])
+    # (A full-screen agent may draw the text in pieces the recorder does
+    # not join: OpenCode, Copilot CLI, Cline; the screen shows it whole.)
     s.wait_until("idle after the command",
-                 lambda: rec.found(ag.pane, after) and ag.idle_now(ag.screen()), 90, 0.1)
+                 lambda: (rec.found(ag.pane, after) or after in ag.screen())
+                 and ag.idle_now(ag.screen()), 90, 0.1)
     time.sleep(1.5)
     return ms, v.get("reason"), v.get("source"), how
 
