@@ -623,6 +623,7 @@ fn kit_run(a: &'static Agent) {
     run.phase = "1";
     let _ = run.start()
         && run.slow_turn()
+        && (!a.inline || run.quick_turn())
         && run.command_turn()
         && (!a.mcp || run.mcp_turn())
         && run.exit();
@@ -1611,6 +1612,33 @@ impl<'a> Run<'a> {
             Some(any),
             &|_| {},
             &idle,
+            How::default(),
+        )
+    }
+
+    /// A turn too quick to be seen working, `any` armed at the idle
+    /// prompt before it (aider: the instruction just typed was once taken
+    /// for its question, and its return to `diff>` went untold).
+    fn quick_turn(&mut self) -> bool {
+        let a = self.a;
+        const TYPED: &str = "kit quick turn";
+        if !self.type_text(TYPED) {
+            return self.lost("the typed prompt never showed");
+        }
+        let any = self.arm();
+        // The mock's default answer ("OK.") below the instruction, and the
+        // prompt back.
+        let answered = |r: &Run, s: &str| {
+            let rows: Vec<&str> = s.lines().collect();
+            let typed = rows.iter().rposition(|l| l.contains(TYPED));
+            typed.is_some_and(|i| rows[i..].iter().any(|l| l.trim() == "OK.")) && r.idle_now(s)
+        };
+        self.simple(
+            "idle after a quick turn (any armed at idle)",
+            Want::idle(a.name),
+            Some(any),
+            &|r| r.keys(ENTER),
+            &answered,
             How::default(),
         )
     }

@@ -254,8 +254,16 @@ impl Profile {
         {
             let c = cursor.trim();
             let typing = i + 1 == rows.len() && !c.is_empty() && row.starts_with(c);
+            // (Its prompt, without what is being typed after it.)
+            let prompt = self
+                .submitted
+                .iter()
+                .find_map(|re| re.find(&row))
+                .map(|m| row[..m.end()].trim_end_matches(|ch: char| !ch.is_whitespace()))
+                .map(|p| p.trim_end().to_owned())
+                .unwrap_or_default();
             return Some(if typing {
-                Says::Idle(row)
+                Says::Idle(prompt)
             } else {
                 Says::Working
             });
@@ -568,10 +576,8 @@ mod tests {
         let at =
             |screen: &str, cursor: &str| p.get("aider").unwrap().screen_at(&rows(screen), cursor);
         let typed = "Added 2 lines\n────\ndiff> say hello";
-        assert_eq!(
-            at(typed, "diff> say hel"),
-            Some(Says::Idle("diff> say hello".into()))
-        );
+        assert_eq!(at(typed, "diff> say hel"), Some(Says::Idle("diff>".into())));
+        assert_eq!(at(typed, "diff>"), Some(Says::Idle("diff>".into())));
         assert_eq!(at(typed, ""), Some(Says::Working));
         assert_eq!(at(&format!("{typed}\nHello!"), ""), Some(Says::Working));
         assert_eq!(
