@@ -509,8 +509,8 @@ def agents_cache():
                          % (path, e))
 
 
-# What each agent shows (the wording of the releases tests/agents/versions.json
-# pins; see tests/it/agents.rs and /work/agents-cache/FINDINGS.md): first-run
+# What each agent shows (the wording of the releases profiles/agents.json
+# names, as the kit's scenes in tests/it/agents.rs drive them): first-run
 # screens (marker, keys), idle and working markers, the approval question
 # and its keys, what it shows once the approved command's turn ended.
 AGENTS = {
@@ -554,6 +554,31 @@ AGENTS = {
         question="Run shell command?", approve=["Enter"],
         after_question="Add command output to the chat?", after_text="Added ", exit="/exit",
         inline=True),
+    "opencode": dict(
+        key="OPENCODE", exe="opencode", hooks=True, first_run=[],
+        idle="ctrl+p commands", working="esc interrupt",
+        question="Permission required", approve=["Enter"], after_question=None,
+        after_text="The command finished", exit="/exit"),
+    "copilot": dict(
+        key="COPILOT", exe="copilot", hooks=False,
+        first_run=[("Do you trust the files in this folder?", ["Enter"])],
+        idle="open sidebar", working="Working",
+        question="Do you want to run this command?", approve=["Enter"], after_question=None,
+        after_text="The command finished", exit="/exit"),
+    # (pi asks only before a dangerous command, with its permission-gate
+    # extension.)
+    "pi": dict(
+        key="PI", exe="pi", hooks=False, first_run=[],
+        idle="%/128k (auto)", working="Working...",
+        question="Dangerous command:", approve=["Enter"], after_question=None,
+        after_text="The command finished", exit="/quit",
+        shell="mkdir -p mock-d%d && rm -rf mock-d%d && touch mock-s%d.txt && echo mock-done"),
+    "cline": dict(
+        key="CLINE", exe="cline", hooks=False,
+        first_run=[("Press Enter to open, any other key to close", ["Escape"])],
+        idle="Auto-approve all disabled", working="esc to cancel",
+        question="Approve tool call?", approve=["=y"], after_question=None,
+        after_text="The command finished", exit="/exit"),
 }
 
 
@@ -618,10 +643,28 @@ class AgentPane:
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "w") as f:
                 f.write(text)
+        base = "http://127.0.0.1:%d" % port
         if self.name == "claude-code":
             # Manual mode: it asks before a command that writes a file.
             write(".claude/settings.json",
                   json.dumps({"permissions": {"defaultMode": "default"}}))
+        elif self.name == "opencode":
+            write(".config/opencode/opencode.json", json.dumps({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                      "options": {"baseURL": base + "/v1", "apiKey": "dummy"},
+                                      "models": {"mock-model": {"name": "Mock Model"}}}},
+                "model": "mock/mock-model", "permission": {"bash": "ask"},
+                "autoupdate": False, "share": "disabled"}))
+        elif self.name == "pi":
+            write(".pi/agent/models.json", json.dumps({"providers": {"mock": {
+                "baseUrl": base + "/v1", "api": "openai-completions", "apiKey": "dummy",
+                "models": [{"id": "mock-model"}]}}}))
+        elif self.name == "cline":
+            path = "%s:/usr/local/bin:/usr/bin:/bin" % self.cache[self.a["key"] + "_PATH"]
+            subprocess.run(["cline", "auth", "-p", "openai", "-k", "dummy", "-m", "mock-model",
+                            "-b", base + "/v1"], cwd=self.proj, capture_output=True,
+                           env={"HOME": self.home, "PATH": path, "LANG": "C.UTF-8"},
+                           check=True, timeout=120)
         elif self.name == "codex":
             write(".codex/config.toml",
                   'model = "mock-model"\nmodel_provider = "mock"\n\n'
@@ -642,7 +685,20 @@ class AgentPane:
                            "OPENAI_MODEL": "mock-model"}, "qwen --approval-mode default"),
             "aider": ({"OPENAI_API_BASE": base + "/v1", "OPENAI_API_KEY": "dummy"},
                       "aider --model openai/mock-model --edit-format diff --no-check-update"),
+            "opencode": ({}, "opencode"),
+            "copilot": ({"COPILOT_OFFLINE": "true", "COPILOT_PROVIDER_BASE_URL": base + "/v1",
+                         "COPILOT_PROVIDER_API_KEY": "dummy", "COPILOT_MODEL": "mock-model",
+                         "COPILOT_AUTO_UPDATE": "false"}, "copilot"),
+            "pi": ({}, "pi --offline --provider mock --model mock-model -e %s -e %s" % (
+                os.path.join(self.package_dir(), "examples/extensions/permission-gate.ts"),
+                os.path.join(self.package_dir(), "examples/extensions/notify.ts"))),
+            "cline": ({}, "cline -i --auto-approve false"),
         }[self.name]
+
+    def package_dir(self):
+        """Where its npm package is installed."""
+        bindir = self.cache[self.a["key"] + "_PATH"].split(":")[0]
+        return os.path.join(os.path.dirname(bindir), self.cache[self.a["key"] + "_PACKAGE"])
 
     def open(self, window=None):
         """Its bash (only the environment the agent needs), at a `$ ` prompt
@@ -1436,7 +1492,8 @@ def agent_sample(s, ag, rec, k):
     done_text = "The command of turn s%d finished" % k
     ag.mock.write_scene([{"match": prompt,
                           "reply": {"think": 1,
-                                    "shell": "touch mock-s%d.txt && echo mock-done" % k,
+                                    "shell": a.get("shell", "touch mock-s%d.txt && echo mock-done")
+                                    .replace("%d", str(k)),
                                     "text": "I will run a command that writes a file."},
                           "after_tool": {"text": done_text + " and printed mock-done.",
                                          "seconds": 1, "chunks": 2}}],
@@ -1483,8 +1540,11 @@ def agent_sample(s, ag, rec, k):
                      lambda: rec.found(ag.pane, a["after_question"]), 60, 0.1)
         time.sleep(0.3)
         s.keys(ag.pane, ["Enter"])
+    # (A full-screen agent may draw the text in pieces the recorder does
+    # not join: OpenCode, Copilot CLI, Cline; the screen shows it whole.)
     s.wait_until("idle after the command",
-                 lambda: rec.found(ag.pane, after) and ag.idle_now(ag.screen()), 90, 0.1)
+                 lambda: (rec.found(ag.pane, after) or after in ag.screen())
+                 and ag.idle_now(ag.screen()), 90, 0.1)
     time.sleep(1.5)
     return ms, v.get("reason"), v.get("source"), how
 

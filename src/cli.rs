@@ -126,7 +126,7 @@ pub struct AgentsArgs {
 pub enum AgentsCommand {
     /// Add tmux-wait's hook to each agent's settings
     Install {
-        /// claude-code, qwen-code, gemini-cli, codex
+        /// claude-code, qwen-code, gemini-cli, codex (hooks), opencode (a plugin)
         #[arg(required = true, value_name = "AGENT")]
         agents: Vec<String>,
     },

@@ -268,10 +268,12 @@ fn agents_command(c: crate::cli::AgentsCommand) -> i32 {
         AgentsCommand::Remove { agents } => (agents, false),
     };
     for name in names {
-        let r = if install {
-            agents::install(&name, &exe)
-        } else {
-            agents::remove(&name)
+        // (OpenCode takes a plugin file of ours, not a settings entry.)
+        let r = match (name.as_str(), install) {
+            ("opencode", true) => agents::opencode::install(&exe),
+            ("opencode", false) => agents::opencode::remove(),
+            (_, true) => agents::install(&name, &exe),
+            (_, false) => agents::remove(&name),
         };
         match r {
             Ok(said) => print(&said),

@@ -93,7 +93,8 @@ screen say so, a little later.
 Files: Claude Code ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Qwen Code
 ~/.qwen/settings.json ($QWEN_HOME), Gemini CLI ~/.gemini/settings.json
 ($GEMINI_CLI_HOME/.gemini), Codex ~/.codex/hooks.json ($CODEX_HOME; Codex
-asks you to trust new hooks when it starts). aider has no hooks.
+asks you to trust new hooks when it starts). OpenCode: tmux-wait's plugin,
+~/.config/opencode/plugin/tmux-wait.js. aider has no hooks.
 
 Only tmux-wait's entries change: the rest of the file keeps its bytes
 (layout, comments where the agent reads them), a symlink is followed and
@@ -145,8 +146,10 @@ events: working, quiet (a command wrote nothing for --quiet-after), text
 (a --pattern matched new output). Text typed at a prompt and not submitted
 is never reported; a live display that redraws on its own (top, watch) is
 working, not asking. A coding agent (Claude Code, Codex, Gemini CLI, Qwen
-Code, aider) is judged by its own signals: its hooks (`tmux-wait agents
-install AGENT`), its title, its screen; --json's source says which.
+Code, aider, OpenCode, Copilot CLI, pi, Cline) is judged by its own
+signals: its hooks (`tmux-wait agents install AGENT`), its title, its
+screen; one without a profile by what agents' screens share; a desktop
+notification (OSC 9, OSC 777) counts as a bell; --json's source says which.
 
 Only changes after the call began count; --now also returns a pane that is
 in such a state already. The first pane wins; --all waits for every pane.

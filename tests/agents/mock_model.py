@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A scripted stand-in for the model APIs that coding agents call.
 
-Coding agents (Claude Code, Codex, Gemini CLI, Qwen Code, aider) are driven
+Coding agents (Claude Code, Codex, Gemini CLI, Qwen Code, aider, OpenCode,
+Copilot CLI, pi, Cline) are driven
 in a real tmux pane while this server plays the model, so that their screens,
 titles and hooks can be recorded offline. One process speaks all four wire
 formats, streamed (SSE) and not:
@@ -70,7 +71,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # Tool names the agents give their shell tool, most specific first.
 SHELL_TOOLS = ["Bash", "run_shell_command", "shell_command", "exec_command",
-               "shell", "local_shell", "bash", "run_command"]
+               "shell", "local_shell", "bash", "run_command", "run_commands"]
 
 STATE = {"script": {}, "next_unmatched": 0, "count": 0, "log_dir": None}
 LOCK = threading.Lock()
@@ -180,6 +181,8 @@ def shell_call(api, body, command):
         args["cmd"] = command
     elif props.get("command", {}).get("type") == "array":  # codex "shell"
         args["command"] = ["bash", "-lc", command]
+    elif props.get("commands", {}).get("type") == "array":  # cline run_commands
+        args["commands"] = [command]
     else:
         args["command"] = command
     if "description" in props:

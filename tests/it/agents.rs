@@ -1,17 +1,22 @@
 //! The coding-agents kit: the real releases of Claude Code, Codex, Gemini
-//! CLI, Qwen Code and aider, each typed at a bash prompt in a real pane and
+//! CLI, Qwen Code, aider, OpenCode, Copilot CLI, pi and Cline (each
+//! profile's `version` in profiles/agents.json), each typed at a bash
+//! prompt in a real pane and
 //! driven with send-keys against the mock model server
 //! (tests/agents/mock_model.py), while `panes` and `any` say what the pane
 //! waits for at each step: every first-run screen, idle, working (a slow
 //! "thinking" turn, then a streamed answer), a shell command's approval,
 //! the command's work, idle again, an MCP round trip through `tmux-wait
-//! mcp` (the agents that speak MCP), and the exit back to the shell. Then
-//! the same again with tmux-wait's hooks installed in the agent's settings
-//! (`tmux-wait agents install NAME`).
+//! mcp` (the agents whose scene asks for it), and the exit back to the
+//! shell. Then the same again with tmux-wait's hooks installed in the
+//! agent's settings, or its plugin (`tmux-wait agents install NAME`).
+//! An agent is one scene ([`Agent`]) and one `#[test]` here.
 //!
 //! The agents come from `scripts/agents-install`, whose cache directory
 //! `TW_AGENTS` names (`TW_AGENTS=target/agents/pinned scripts/test agents`);
-//! without it each test says "skipped: TW_AGENTS is not set" and passes.
+//! without it each test says "skipped: TW_AGENTS is not set" and passes,
+//! and so does an agent not installed there. `TW_AGENTS_PROFILES=off`
+//! judges with no profile at all (see [`bare`]).
 //! One agent runs at a time, alone on the machine. Each test prints a
 //! table (step, expected, observed, ms from the screen being drawn to `any`
 //! returning) and fails if any check did not hold; with
@@ -55,10 +60,29 @@ struct Screen {
     keys: &'static [&'static str],
 }
 
+/// One agent's scene: how it is pointed at the mock and started, what its
+/// screens show at each step, and how it is answered. Strings may name
+/// `{base}` (the mock's URL), `{port}`, `{home}` (the private HOME),
+/// `{sock}` (the tmux server's socket), `{bin}` (tmux-wait) and `{pkg}`
+/// (the agent's installed npm package).
 struct Agent {
     name: &'static str,
     /// Its prefix in versions.env.
     key: &'static str,
+    /// Its environment, in the pane's shell.
+    env: &'static [(&'static str, &'static str)],
+    /// Files written into the private HOME before it starts: (path, text).
+    files: &'static [(&'static str, &'static str)],
+    /// Commands run (in the project, with the private HOME) before it
+    /// starts, such as a log-in to the mock.
+    setup: &'static [&'static str],
+    /// The command line typed at the prompt.
+    command: &'static str,
+    /// The command the mock has it run (it must ask before running it).
+    shell: &'static str,
+    /// `tmux-wait agents install NAME` adds its hooks: the run is done
+    /// again with them.
+    hooks: bool,
     first_run: &'static [Screen],
     /// Shown (all of them) while it waits for its next instruction; `$X`:
     /// its last non-blank row is X.
@@ -80,9 +104,35 @@ struct Agent {
 
 const ENTER: &[&str] = &["Enter"];
 
+/// The command the mock has most agents run: it writes a file, works for
+/// a few seconds, and prints.
+const TOUCH: &str = "touch mock-file.txt && sleep 4 && echo mock-done";
+
 const CLAUDE: Agent = Agent {
     name: "claude-code",
     key: "CLAUDE_CODE",
+    env: &[
+        ("ANTHROPIC_BASE_URL", "{base}"),
+        ("ANTHROPIC_AUTH_TOKEN", "dummy"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+    ],
+    // Manual mode ("default"): it asks before a command that writes; the
+    // MCP server's tools are allowed.
+    files: &[
+        (
+            ".claude/settings.json",
+            r#"{"permissions": {"defaultMode": "default", "allow": ["mcp__tmux-wait"]}}"#,
+        ),
+        (
+            "kit-mcp.json",
+            r#"{"mcpServers": {"tmux-wait": {"command": "{bin}", "args": ["-S", "{sock}", "mcp"]}}}"#,
+        ),
+    ],
+    setup: &[],
+    command: "claude --mcp-config {home}/kit-mcp.json",
+    shell: TOUCH,
+    hooks: true,
     first_run: &[
         Screen {
             label: "first run: theme",
@@ -128,6 +178,21 @@ const CLAUDE: Agent = Agent {
 const CODEX: Agent = Agent {
     name: "codex",
     key: "CODEX",
+    env: &[("MOCK_API_KEY", "dummy")],
+    // The default approval policy (on-request) asks for a command that
+    // asks to leave the sandbox, as the mock's do.
+    files: &[(
+        ".codex/config.toml",
+        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n\
+         [model_providers.mock]\nname = \"Mock\"\n\
+         base_url = \"{base}/v1\"\nwire_api = \"responses\"\n\
+         env_key = \"MOCK_API_KEY\"\n\n\
+         [mcp_servers.tmux-wait]\ncommand = \"{bin}\"\nargs = [\"-S\", \"{sock}\", \"mcp\"]\n",
+    )],
+    setup: &[],
+    command: "codex",
+    shell: TOUCH,
+    hooks: true,
     first_run: &[
         Screen {
             label: "first run: trust the folder",
@@ -163,6 +228,18 @@ const CODEX: Agent = Agent {
 const GEMINI: Agent = Agent {
     name: "gemini-cli",
     key: "GEMINI_CLI",
+    env: &[
+        ("GOOGLE_GEMINI_BASE_URL", "{base}"),
+        ("GEMINI_API_KEY", "dummy"),
+    ],
+    files: &[(
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"tmux-wait": {"command": "{bin}", "args": ["-S", "{sock}", "mcp"], "trust": true}}}"#,
+    )],
+    setup: &[],
+    command: "gemini",
+    shell: TOUCH,
+    hooks: true,
     first_run: &[
         Screen {
             label: "first run: trust the folder",
@@ -202,6 +279,19 @@ const GEMINI: Agent = Agent {
 const QWEN: Agent = Agent {
     name: "qwen-code",
     key: "QWEN_CODE",
+    env: &[
+        ("OPENAI_BASE_URL", "{base}/v1"),
+        ("OPENAI_API_KEY", "dummy"),
+        ("OPENAI_MODEL", "mock-model"),
+    ],
+    files: &[(
+        ".qwen/settings.json",
+        r#"{"mcpServers": {"tmux-wait": {"command": "{bin}", "args": ["-S", "{sock}", "mcp"], "trust": true}}}"#,
+    )],
+    setup: &[],
+    command: "qwen --approval-mode default",
+    shell: TOUCH,
+    hooks: true,
     first_run: &[],
     idle: &["Type your message or @path/to/file"],
     working: "esc to cancel",
@@ -222,6 +312,16 @@ const QWEN: Agent = Agent {
 const AIDER: Agent = Agent {
     name: "aider",
     key: "AIDER",
+    env: &[
+        ("OPENAI_API_BASE", "{base}/v1"),
+        ("OPENAI_API_KEY", "dummy"),
+    ],
+    files: &[],
+    setup: &[],
+    command: "aider --model openai/mock-model --edit-format diff --no-check-update",
+    shell: TOUCH,
+    // (It has no hooks: its screen is all there is.)
+    hooks: false,
     first_run: &[
         Screen {
             label: "first run: analytics",
@@ -275,6 +375,147 @@ const AIDER: Agent = Agent {
     inline: true,
 };
 
+const OPENCODE: Agent = Agent {
+    name: "opencode",
+    key: "OPENCODE",
+    env: &[],
+    // A provider for the mock (chat completions), and a permission that
+    // asks before a shell command.
+    files: &[(
+        ".config/opencode/opencode.json",
+        r#"{"provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+             "options": {"baseURL": "{base}/v1", "apiKey": "dummy"},
+             "models": {"mock-model": {"name": "Mock Model"}}}},
+            "model": "mock/mock-model", "permission": {"bash": "ask"},
+            "autoupdate": false, "share": "disabled"}"#,
+    )],
+    setup: &[],
+    command: "opencode",
+    shell: TOUCH,
+    // (Its plugin: `tmux-wait agents install opencode`.)
+    hooks: true,
+    // (A fresh HOME shows a tip, not a question.)
+    first_run: &[],
+    idle: &["ctrl+p commands"],
+    working: "esc interrupt",
+    running: "esc interrupt",
+    approval: Screen {
+        label: "approval: run a shell command",
+        marker: "Permission required",
+        question: "△ Permission required",
+        keys: ENTER,
+    },
+    after_command: None,
+    after_command_text: "The command finished",
+    exit: "/exit",
+    mcp: false,
+    inline: false,
+};
+
+const COPILOT: Agent = Agent {
+    name: "copilot",
+    key: "COPILOT",
+    // No sign-in: a provider of its own, offline.
+    env: &[
+        ("COPILOT_OFFLINE", "true"),
+        ("COPILOT_PROVIDER_BASE_URL", "{base}/v1"),
+        ("COPILOT_PROVIDER_API_KEY", "dummy"),
+        ("COPILOT_MODEL", "mock-model"),
+        ("COPILOT_AUTO_UPDATE", "false"),
+    ],
+    files: &[],
+    setup: &[],
+    command: "copilot",
+    shell: TOUCH,
+    hooks: false,
+    first_run: &[Screen {
+        label: "first run: trust the folder",
+        marker: "Do you trust the files in this folder?",
+        question: "Do you trust the files in this folder?",
+        keys: ENTER,
+    }],
+    idle: &["open sidebar"],
+    working: "Working",
+    running: "Working",
+    approval: Screen {
+        label: "approval: run a shell command",
+        marker: "Do you want to run this command?",
+        question: "Do you want to run this command?",
+        keys: ENTER,
+    },
+    after_command: None,
+    after_command_text: "The command finished",
+    exit: "/exit",
+    mcp: false,
+    inline: false,
+};
+
+const PI: Agent = Agent {
+    name: "pi",
+    key: "PI",
+    env: &[],
+    files: &[(
+        ".pi/agent/models.json",
+        r#"{"providers": {"mock": {"baseUrl": "{base}/v1", "api": "openai-completions",
+             "apiKey": "dummy", "models": [{"id": "mock-model"}]}}}"#,
+    )],
+    setup: &[],
+    // pi itself never asks: its shipped permission-gate extension asks
+    // before a dangerous command; its notify extension sends OSC 777 when
+    // it is done.
+    command: "pi --offline --provider mock --model mock-model \
+              -e {pkg}/examples/extensions/permission-gate.ts \
+              -e {pkg}/examples/extensions/notify.ts",
+    shell: "mkdir -p mock-dir && rm -rf mock-dir && touch mock-file.txt && sleep 4 && echo mock-done",
+    hooks: false,
+    first_run: &[],
+    idle: &["%/128k (auto)"],
+    working: "Working...",
+    running: "Working...",
+    approval: Screen {
+        label: "approval: run a shell command",
+        marker: "Dangerous command:",
+        question: "⚠️ Dangerous command:",
+        keys: ENTER,
+    },
+    after_command: None,
+    after_command_text: "The command finished",
+    exit: "/quit",
+    mcp: false,
+    inline: false,
+};
+
+const CLINE: Agent = Agent {
+    name: "cline",
+    key: "CLINE",
+    env: &[],
+    files: &[],
+    setup: &["cline auth -p openai -k dummy -m mock-model -b {base}/v1"],
+    command: "cline -i --auto-approve false",
+    shell: TOUCH,
+    hooks: false,
+    first_run: &[Screen {
+        label: "first run: a plan offered",
+        marker: "Press Enter to open, any other key to close",
+        question: "Press Enter to open, any other key to close",
+        keys: &["Escape"],
+    }],
+    idle: &["Auto-approve all disabled"],
+    working: "esc to cancel",
+    running: "run_commands(",
+    approval: Screen {
+        label: "approval: run a shell command",
+        marker: "Approve tool call?",
+        question: "Approve tool call?",
+        keys: &["=y"],
+    },
+    after_command: None,
+    after_command_text: "The command finished",
+    exit: "/exit",
+    mcp: false,
+    inline: false,
+};
+
 #[test]
 fn claude_code() {
     kit_run(&CLAUDE);
@@ -298,6 +539,26 @@ fn qwen_code() {
 #[test]
 fn aider() {
     kit_run(&AIDER);
+}
+
+#[test]
+fn opencode() {
+    kit_run(&OPENCODE);
+}
+
+#[test]
+fn copilot() {
+    kit_run(&COPILOT);
+}
+
+#[test]
+fn pi() {
+    kit_run(&PI);
+}
+
+#[test]
+fn cline() {
+    kit_run(&CLINE);
 }
 
 /// What scripts/agents-install wrote: `versions.env` of `TW_AGENTS`.
@@ -335,8 +596,20 @@ fn cache() -> Option<Cache> {
     Some(Cache { vars })
 }
 
+/// `TW_AGENTS_PROFILES=off`: the agents are judged with no profile at all
+/// (`--profiles` with `"shipped": false`), by the rules for an agent that
+/// has none; a check then holds when its state does (the reason, the
+/// agent's name, the question and the source are shown, not required).
+fn bare() -> bool {
+    std::env::var_os("TW_AGENTS_PROFILES").is_some_and(|v| v == "off")
+}
+
 fn kit_run(a: &'static Agent) {
     let Some(cache) = cache() else { return };
+    if !cache.vars.contains_key(&format!("{}_VERSION", a.key)) {
+        println!("skipped: {} is not installed in TW_AGENTS", a.name);
+        return;
+    }
     // One agent at a time, and nothing else beside it: the agents are
     // heavy, and each step's timing is part of what is checked.
     let _alone = alone();
@@ -351,12 +624,13 @@ fn kit_run(a: &'static Agent) {
     run.phase = "1";
     let _ = run.start()
         && run.slow_turn()
+        && (!a.inline || run.quick_turn())
         && run.command_turn()
         && (!a.mcp || run.mcp_turn())
         && run.exit();
     run.phase = "2 hooks";
-    // (aider has no hooks: its screen is all there is.)
-    if a.name != "aider" && run.recover() {
+    // (Without profiles the agents' hooks are not read: no phase 2.)
+    if a.hooks && !bare() && run.recover() {
         run.install_hooks();
         let _ = run.start() && run.command_turn() && run.exit();
     }
@@ -470,6 +744,9 @@ impl Want {
         let mut m = Vec::new();
         if o.state != self.state {
             m.push("state");
+        }
+        if bare() {
+            return m;
         }
         if self.reason.is_some_and(|r| r != o.reason) {
             m.push("reason");
@@ -787,7 +1064,11 @@ impl<'a> Run<'a> {
         let mock = Mock::start(s.dir(), &scene, a.name);
         let version = cache.get(&format!("{}_VERSION", a.key));
         let report = Report {
-            title: format!("{} {version}", a.name),
+            title: format!(
+                "{} {version}{}",
+                a.name,
+                if bare() { " (no profiles)" } else { "" }
+            ),
             name: a.name,
             rows: Vec::new(),
             started: Instant::now(),
@@ -811,102 +1092,71 @@ impl<'a> Run<'a> {
         run
     }
 
-    /// The agent's settings in the private home: pointed at the mock, a
-    /// permission mode that asks before a shell command, `tmux-wait mcp`.
-    fn configure(&self) {
-        let h = &self.home;
-        let sock = self.s.socket.display().to_string();
-        let mcp = json!({"command": BIN, "args": ["-S", sock, "mcp"]});
-        let write = |rel: &str, text: String| {
-            let p = h.join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
+    /// A scene's string with its placeholders filled in.
+    fn fill(&self, text: &str) -> String {
+        let base = format!("http://127.0.0.1:{}", self.mock.port);
+        text.replace("{base}", &base)
+            .replace("{port}", &self.mock.port.to_string())
+            .replace("{home}", &self.home.display().to_string())
+            .replace("{sock}", &self.s.socket.display().to_string())
+            .replace("{bin}", BIN)
+            .replace("{pkg}", &self.package_dir())
+    }
+
+    /// Where the agent's npm package is installed (its `{pkg}`).
+    fn package_dir(&self) -> String {
+        let Some(path) = self.cache.vars.get(&format!("{}_PATH", self.a.key)) else {
+            return String::new();
         };
-        let port = self.mock.port;
-        match self.a.name {
-            "claude-code" => {
-                // Manual mode ("default"): it asks before a command that
-                // writes; the MCP server's tools are allowed.
-                let settings = json!({"permissions": {"defaultMode": "default",
-                                                       "allow": ["mcp__tmux-wait"]}});
-                write(".claude/settings.json", settings.to_string());
-                write(
-                    "kit-mcp.json",
-                    json!({"mcpServers": {"tmux-wait": mcp}}).to_string(),
-                );
-            }
-            "codex" => {
-                // The default approval policy (on-request) asks for a
-                // command that asks to leave the sandbox, as the mock's do.
-                let args: Vec<String> = vec!["-S".into(), sock.clone(), "mcp".into()];
-                write(
-                    ".codex/config.toml",
-                    format!(
-                        "model = \"mock-model\"\nmodel_provider = \"mock\"\n\n\
-                         [model_providers.mock]\nname = \"Mock\"\n\
-                         base_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\n\
-                         env_key = \"MOCK_API_KEY\"\n\n\
-                         [mcp_servers.tmux-wait]\ncommand = {:?}\nargs = {:?}\n",
-                        BIN, args
-                    ),
-                );
-            }
-            "gemini-cli" | "qwen-code" => {
-                let dir = if self.a.name == "gemini-cli" {
-                    ".gemini"
-                } else {
-                    ".qwen"
-                };
-                let mut server = mcp.clone();
-                server["trust"] = json!(true);
-                write(
-                    &format!("{dir}/settings.json"),
-                    json!({"mcpServers": {"tmux-wait": server}}).to_string(),
-                );
-            }
-            _ => {}
+        let bin = Path::new(path.split(':').next().unwrap_or(""));
+        let package = self.cache.get(&format!("{}_PACKAGE", self.a.key));
+        bin.parent()
+            .map(|modules| modules.join(package).display().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The agent's settings in the private home (its scene's files:
+    /// pointed at the mock, a permission mode that asks before a shell
+    /// command, `tmux-wait mcp`), and its set-up commands.
+    fn configure(&self) {
+        for (rel, text) in self.a.files {
+            let p = self.home.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, self.fill(text)).unwrap();
+        }
+        let path = format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            self.cache.get(&format!("{}_PATH", self.a.key))
+        );
+        for cmd in self.a.setup {
+            let out = Command::new("bash")
+                .args(["-c", &self.fill(cmd)])
+                .env_clear()
+                .env("HOME", &self.home)
+                .env("PATH", &path)
+                .env("LANG", "C.UTF-8")
+                .current_dir(&self.proj)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run the set-up command");
+            assert!(
+                out.status.success(),
+                "{}: set-up `{cmd}` failed: {}",
+                self.a.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 
     /// The environment and the command line typed at the prompt.
     fn agent_env(&self) -> (Vec<(String, String)>, String) {
-        let base = format!("http://127.0.0.1:{}", self.mock.port);
-        let e = |k: &str, v: &str| (k.to_owned(), v.to_owned());
-        match self.a.name {
-            "claude-code" => (
-                vec![
-                    e("ANTHROPIC_BASE_URL", &base),
-                    e("ANTHROPIC_AUTH_TOKEN", "dummy"),
-                    e("DISABLE_TELEMETRY", "1"),
-                    e("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-                ],
-                format!("claude --mcp-config {}/kit-mcp.json", self.home.display()),
-            ),
-            "codex" => (vec![e("MOCK_API_KEY", "dummy")], "codex".into()),
-            "gemini-cli" => (
-                vec![
-                    e("GOOGLE_GEMINI_BASE_URL", &base),
-                    e("GEMINI_API_KEY", "dummy"),
-                ],
-                "gemini".into(),
-            ),
-            "qwen-code" => (
-                vec![
-                    e("OPENAI_BASE_URL", &format!("{base}/v1")),
-                    e("OPENAI_API_KEY", "dummy"),
-                    e("OPENAI_MODEL", "mock-model"),
-                ],
-                "qwen --approval-mode default".into(),
-            ),
-            "aider" => (
-                vec![
-                    e("OPENAI_API_BASE", &format!("{base}/v1")),
-                    e("OPENAI_API_KEY", "dummy"),
-                ],
-                "aider --model openai/mock-model --edit-format diff --no-check-update".into(),
-            ),
-            other => panic!("no agent {other}"),
-        }
+        let env = self
+            .a
+            .env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), self.fill(v)))
+            .collect();
+        (env, self.fill(self.a.command))
     }
 
     /// A window whose bash has only the environment the agent needs (none
@@ -1033,6 +1283,9 @@ impl<'a> Run<'a> {
     fn panes(&self) -> Obs {
         let mut c = self.s.tw();
         c.args(["panes", "-t", &self.pane, "--json"]);
+        if let Some(f) = self.profiles_off() {
+            c.arg("--profiles").arg(f);
+        }
         let f = run_bounded(c);
         if f.code != Some(0) {
             return Obs {
@@ -1045,8 +1298,25 @@ impl<'a> Run<'a> {
 
     /// `any -t PANE --json --timeout 20`, armed.
     fn arm(&self) -> Waiter {
-        self.s
-            .start_wait(&["any", "-t", &self.pane, "--json", "--timeout", "20"])
+        let mut args = vec!["any", "-t", &self.pane, "--json", "--timeout", "20"];
+        let off = self.profiles_off();
+        if let Some(f) = &off {
+            args.extend(["--profiles", f.as_str()]);
+        }
+        self.s.start_wait(&args)
+    }
+
+    /// With `TW_AGENTS_PROFILES=off`: a profiles file that switches the
+    /// shipped ones off.
+    fn profiles_off(&self) -> Option<String> {
+        if !bare() {
+            return None;
+        }
+        let f = self.s.dir().join("no-profiles.json");
+        if !f.exists() {
+            std::fs::write(&f, r#"{"shipped": false, "profiles": []}"#).unwrap();
+        }
+        Some(f.display().to_string())
     }
 
     fn row(&mut self, step: &str, expected: String, observed: String, ok: bool, note: String) {
@@ -1202,7 +1472,16 @@ impl<'a> Run<'a> {
                     if early_idle {
                         row.note += "; any: Codex's input box, shown while its daemon starts";
                     }
-                    ok &= early_idle || want.misses(&o).is_empty();
+                    // The desktop notification the agent sends as it
+                    // stops (pi's notify extension: OSC 777) says it
+                    // needs someone, as its screen does.
+                    let notified = want.state == "asking"
+                        && o.state == "bell"
+                        && o.source.as_deref() == Some("notification");
+                    if notified {
+                        row.note += "; any: the agent's notification";
+                    }
+                    ok &= early_idle || notified || want.misses(&o).is_empty();
                     row.any = o.show();
                 } else {
                     ok = false;
@@ -1334,6 +1613,33 @@ impl<'a> Run<'a> {
             Some(any),
             &|_| {},
             &idle,
+            How::default(),
+        )
+    }
+
+    /// A turn too quick to be seen working, `any` armed at the idle
+    /// prompt before it (aider: the instruction just typed was once taken
+    /// for its question, and its return to `diff>` went untold).
+    fn quick_turn(&mut self) -> bool {
+        let a = self.a;
+        const TYPED: &str = "kit quick turn";
+        if !self.type_text(TYPED) {
+            return self.lost("the typed prompt never showed");
+        }
+        let any = self.arm();
+        // The mock's default answer ("OK.") below the instruction, and the
+        // prompt back.
+        let answered = |r: &Run, s: &str| {
+            let rows: Vec<&str> = s.lines().collect();
+            let typed = rows.iter().rposition(|l| l.contains(TYPED));
+            typed.is_some_and(|i| rows[i..].iter().any(|l| l.trim() == "OK.")) && r.idle_now(s)
+        };
+        self.simple(
+            "idle after a quick turn (any armed at idle)",
+            Want::idle(a.name),
+            Some(any),
+            &|r| r.keys(ENTER),
+            &answered,
             How::default(),
         )
     }
@@ -1653,7 +1959,7 @@ fn write_scene(path: &Path, a: &Agent, mcp: Option<(&str, &str)>) {
         json!({"match": "kit slow turn",
                "reply": {"think": 5, "text": slow, "seconds": 6, "chunks": 12}}),
         json!({"match": "kit write a file",
-               "reply": {"think": 5, "shell": "touch mock-file.txt && sleep 4 && echo mock-done",
+               "reply": {"think": 5, "shell": a.shell,
                          "text": "I will run a command that writes a file."},
                "after_tool": {"text": "The command finished and printed mock-done.",
                               "seconds": 1, "chunks": 2}}),

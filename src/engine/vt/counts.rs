@@ -27,6 +27,15 @@ impl LineTracker {
         self.state.titles
     }
 
+    /// How many desktop notifications the program asked the terminal
+    /// for (OSC 9, OSC 777 `notify`), and the words of the last one.
+    pub fn notifications(&self) -> (u64, Option<&str>) {
+        (
+            self.state.notifications.0,
+            self.state.notifications.1.as_deref(),
+        )
+    }
+
     /// Characters a program wrote so far (typed echo left out), on either
     /// screen: grows when a program writes something to see, not when keys
     /// are echoed or only the cursor moves.

@@ -243,17 +243,16 @@ struct State {
     prompts: u32,
     /// The exit status an OSC 133 `D` mark reported last.
     last_status: Option<i32>,
-    /// BELs written outside escape sequences (and not a line editor's
-    /// answer to a key: see [`LineTracker::bells`]).
+    /// BELs outside escape sequences, but a line editor's answer to a key.
     bells: u64,
-    /// The terminal's title as the program last set it (OSC 0 or 2), and
-    /// how many times it was set.
+    /// The title the program set last (OSC 0 or 2), and how many times.
     title: Option<String>,
     titles: u64,
-    /// The parser is known to stand where the program's bytes put it: it
-    /// saw the start of a sequence or of a line. Until then a BEL may end
-    /// a title whose start came before the stream (a stream may begin
-    /// inside one), and is no bell.
+    /// Desktop notifications asked for (OSC 9, 777): how many, the last's words.
+    notifications: (u64, Option<String>),
+    /// The parser is known to stand where the program's bytes put it (it
+    /// saw the start of a sequence or of a line); until then a BEL may end
+    /// a title begun before the stream (which may begin inside one).
     synced: bool,
     /// Characters a program wrote (not echo), the alternate screen's
     /// included: see [`LineTracker::written`].
@@ -325,6 +324,7 @@ impl LineTracker {
                 bells: 0,
                 title: None,
                 titles: 0,
+                notifications: (0, None),
                 synced: false,
                 written: 0,
                 now: Instant::now(),
@@ -570,6 +570,7 @@ impl LineTracker {
         let st = &mut self.state;
         // (The bells of bytes from before the entry rang before it.)
         st.bells = 0;
+        st.notifications.0 = 0;
         for c in &mut st.cells {
             c.origin = Origin::Old;
             c.fresh = false;
@@ -1050,6 +1051,19 @@ mod tests {
 
     /// A BEL in ground state is a bell; one that ends an OSC string is
     /// not, nor a line editor's beep right after reading a key.
+    #[test]
+    fn desktop_notifications_are_counted_with_their_words() {
+        let now = Instant::now();
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"\x1b]777;notify;Pi;Ready for input\x07", now);
+        assert_eq!(t.notifications(), (1, Some("Pi: Ready for input")));
+        t.feed(b"\x1b]9;4;1;50\x07", now);
+        assert_eq!(t.notifications().0, 1, "ConEmu's progress is none");
+        t.feed(b"\x1b]9;Codex needs you\x1b\\", now);
+        assert_eq!(t.notifications(), (2, Some("Codex needs you")));
+        assert_eq!(t.bells(), 0, "a BEL ending one is no bell");
+    }
+
     #[test]
     fn bells_are_counted_outside_escape_sequences() {
         let mut t = LineTracker::new(&entry(80));

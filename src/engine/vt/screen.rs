@@ -522,6 +522,31 @@ impl vte::Perform for State {
             self.run_mark(params);
             return;
         }
+        // A desktop notification the program asks the terminal for: OSC 9
+        // (iTerm2's; `9;4;...` is ConEmu's progress bar, no notification)
+        // and OSC 777 `notify;TITLE;BODY` (rxvt's, Ghostty's, WezTerm's).
+        let text = match params {
+            [b"9", rest @ ..] if rest.first() != Some(&&b"4"[..]) => Some(rest),
+            [b"777", b"notify", rest @ ..] => Some(rest),
+            _ => None,
+        };
+        if let Some(words) = text {
+            let words: Vec<String> = words
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .filter(|w| !w.trim().is_empty())
+                .collect();
+            let words = words.join(": ");
+            self.notifications.0 += 1;
+            self.notifications.1 = Some(
+                words
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(200)
+                    .collect(),
+            );
+            return;
+        }
         if params.first() != Some(&&b"133"[..]) {
             return;
         }

@@ -28,6 +28,9 @@ const MAX_WORDS: usize = 200;
 /// What an event says, by the hook names Claude Code, Qwen Code, Gemini
 /// CLI and Codex use (None: nothing about whether it needs someone).
 pub fn kind_of(ev: &Value) -> Option<Kind> {
+    if ev.get("hook_event_name").is_none() {
+        return opencode_kind(ev);
+    }
     let name = ev.get("hook_event_name")?.as_str()?;
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
     match name {
@@ -70,6 +73,36 @@ pub fn kind_of(ev: &Value) -> Option<Kind> {
             _ => None,
         },
         "Stop" | "AfterAgent" => Some(Kind::Idle(String::new())),
+        _ => None,
+    }
+}
+
+/// What an OpenCode event says (its plugin's events, as tmux-wait's
+/// plugin passes them on: `{"type": ..., "properties": {...}}`).
+fn opencode_kind(ev: &Value) -> Option<Kind> {
+    let props = ev.get("properties");
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_owned();
+    match ev.get("type")?.as_str()? {
+        "session.status" => match props?.get("status")?.get("type")?.as_str()? {
+            "busy" | "retry" => Some(Kind::Working),
+            "idle" => Some(Kind::Idle(String::new())),
+            _ => None,
+        },
+        "session.idle" => Some(Kind::Idle(String::new())),
+        "permission.replied" => Some(Kind::Working),
+        "permission.asked" => {
+            let what = text(props.and_then(|p| p.get("permission")));
+            let cmd = text(
+                props
+                    .and_then(|p| p.get("metadata"))
+                    .and_then(|m| m.get("command")),
+            );
+            Some(Kind::Asking(match (what.is_empty(), cmd.is_empty()) {
+                (false, false) => format!("{what}: {cmd}"),
+                (false, true) => what,
+                _ => cmd,
+            }))
+        }
         _ => None,
     }
 }
@@ -218,6 +251,19 @@ mod tests {
             ));
         }
         assert_eq!(kind_of(&json!({"hook_event_name": "SessionStart"})), None);
+        // OpenCode's plugin events (1.18.33), as tmux-wait's plugin passes
+        // them on.
+        let busy = json!({"type": "session.status", "properties": {"sessionID": "s", "status": {"type": "busy"}}});
+        assert_eq!(kind_of(&busy), Some(Kind::Working));
+        let asked = json!({"type": "permission.asked", "properties": {"permission": "bash",
+            "patterns": ["touch x"], "metadata": {"command": "touch x && sleep 4"}}});
+        assert_eq!(
+            kind_of(&asked),
+            Some(Kind::Asking("bash: touch x && sleep 4".into()))
+        );
+        let idle = json!({"type": "session.idle", "properties": {"sessionID": "s"}});
+        assert!(matches!(kind_of(&idle), Some(Kind::Idle(_))));
+        assert_eq!(kind_of(&json!({"type": "message.part.delta"})), None);
         assert_eq!(kind_of(&json!({"nothing": 1})), None);
     }
 

@@ -6,6 +6,7 @@
 
 use super::machine::{Found, State};
 use super::profiles::{Profile, Profiles, Says};
+use super::unknown;
 use crate::engine::shell::{self, Reads};
 use regex::Regex;
 use std::time::Duration;
@@ -45,6 +46,13 @@ pub struct Look {
     pub hook: Option<(Says, Duration)>,
     /// How long the agent's process has run.
     pub agent_age: Duration,
+    /// A program no profile names that looks like a coding agent: its
+    /// package or executable (see `unknown`).
+    pub program: Option<String>,
+    /// The screen may be looked at though the pane is not still (a
+    /// question may be drawn under a spinner that keeps turning): the
+    /// last such look was long enough ago.
+    pub moving_screen: bool,
 }
 
 /// What a look says.
@@ -112,6 +120,9 @@ pub fn judge(
             if let Some(p) = look.agent.as_deref().and_then(|n| profiles.get(n)) {
                 return agent(look, screen, p, still_for, cmd);
             }
+            if let Some(id) = look.program.as_deref() {
+                return unknown_agent(look, screen, id, still_for, cmd);
+            }
             let line = look.line.trim_end();
             if !look.alt && !line.trim().is_empty() && prompt_re.is_match(line.trim()) {
                 if look.still < PROMPT_SETTLE {
@@ -146,7 +157,10 @@ pub fn judge(
         // signals still say which state it is in.
         Some(Reads::Nothing) => match look.agent.as_deref().and_then(|n| profiles.get(n)) {
             Some(p) => agent(look, screen, p, still_for, cmd),
-            None => Verdict::Is(Found::new(State::Working, "running", cmd)),
+            None => match look.program.as_deref() {
+                Some(id) => unknown_agent(look, screen, id, still_for, cmd),
+                None => Verdict::Is(Found::new(State::Working, "running", cmd)),
+            },
         },
         // The kernel cannot say this time (processes coming and going), or
         // there is no /proc: a coding agent by its own signals; else what
@@ -206,11 +220,14 @@ fn agent(
         let f = match says {
             Says::Working => Found::new(State::Working, "agent_working", cmd.clone()),
             Says::Asking(q) => Found::asking("agent_question", q, cmd.clone()),
+            // (A footer or status row is no question.)
+            Says::Idle(q) if unknown::status_row(q) => Found::asking("agent_idle", "", cmd.clone()),
             Says::Idle(q) => Found::asking("agent_idle", q, cmd.clone()),
         };
         Verdict::Is(Found {
             agent: Some(p.name.clone()),
             source,
+            transcript: p.inline(),
             ..f
         })
     };
@@ -256,6 +273,17 @@ fn agent(
         Some(says) => return is(&says, "title"),
         None => {}
     }
+    // A question drawn under a spinner that keeps turning (pi, Cline):
+    // looked for on the screen now and then while it moves.
+    let moving = look.busy || look.still < still_for;
+    if moving && p.questions_win() && look.moving_screen {
+        let Some(rows) = screen else {
+            return Verdict::NeedScreen;
+        };
+        if let Some(q @ Says::Asking(_)) = p.screen_at(rows, &look.line) {
+            return hooks_words(q, "screen");
+        }
+    }
     if look.busy {
         return is(&Says::Working, "screen");
     }
@@ -265,10 +293,14 @@ fn agent(
     let Some(rows) = screen else {
         return Verdict::NeedScreen;
     };
-    match (p.screen(rows), &look.hook) {
+    match (p.screen_at(rows, &look.line), &look.hook) {
         (Some(says), _) => hooks_words(says, "screen"),
         (None, Some((says, _))) => is(says, "hook"),
-        (None, None) if look.agent_age < AGENT_START => Verdict::Wait(Duration::from_millis(250)),
+        // Starting: its screen not drawn yet (OpenCode reads its terminal
+        // for seconds before it draws anything).
+        (None, None) if look.agent_age < AGENT_START || last_row(rows).is_none() => {
+            Verdict::Wait(Duration::from_millis(250))
+        }
         // Nothing it says, and nobody reads its terminal: at work (aider
         // streaming an answer draws no busy line).
         (None, None) if look.reads == Some(Reads::Nothing) => Verdict::Is(Found {
@@ -281,6 +313,72 @@ fn agent(
             source: "screen",
             ..Found::asking("reads_keys", &last_row(rows).unwrap_or_default(), cmd)
         }),
+    }
+}
+
+/// A program no profile names that looks like a coding agent (`id`, its
+/// package or executable): the rules for one without a profile (see
+/// `unknown`), its signals in the order they are trusted: a question's
+/// words (also under a spinner that keeps turning), a busy row, an empty
+/// input box; else a program that waits for keys, whose footer and status
+/// rows are never its question.
+fn unknown_agent(
+    look: &Look,
+    screen: Option<&[String]>,
+    id: &str,
+    still_for: Duration,
+    cmd: Option<String>,
+) -> Verdict {
+    let named = |f: Found, source: &'static str| {
+        Verdict::Is(Found {
+            agent: Some(id.to_owned()),
+            source,
+            ..f
+        })
+    };
+    let says = |s: Says| match s {
+        Says::Working => named(
+            Found::new(State::Working, "agent_working", cmd.clone()),
+            "screen",
+        ),
+        Says::Asking(q) => named(Found::asking("agent_question", &q, cmd.clone()), "screen"),
+        Says::Idle(_) => named(Found::asking("agent_idle", "", cmd.clone()), "screen"),
+    };
+    let moving = look.busy || look.still < still_for;
+    if moving {
+        if look.moving_screen {
+            let Some(rows) = screen else {
+                return Verdict::NeedScreen;
+            };
+            if let Some(q @ Says::Asking(_)) = unknown::screen(rows) {
+                return says(q);
+            }
+        }
+        if look.busy {
+            return says(Says::Working);
+        }
+        return Verdict::NotStill;
+    }
+    let Some(rows) = screen else {
+        return Verdict::NeedScreen;
+    };
+    match unknown::screen(rows) {
+        Some(s) => says(s),
+        None if look.agent_age < AGENT_START || last_row(rows).is_none() => {
+            Verdict::Wait(Duration::from_millis(250))
+        }
+        // Nobody reads its terminal and it says nothing: at work.
+        None if look.reads == Some(Reads::Nothing) => {
+            Verdict::Is(Found::new(State::Working, "running", cmd))
+        }
+        None => named(
+            Found::asking(
+                "reads_keys",
+                &unknown::question_row(rows).unwrap_or_default(),
+                cmd.clone(),
+            ),
+            "screen",
+        ),
     }
 }
 
@@ -471,6 +569,16 @@ mod tests {
         l.reads = Some(Reads::Nothing);
         l.still = Duration::from_millis(30);
         assert_eq!(j(&l, None), Verdict::NotStill);
+        // An agent's blank screen, however long it has run, is not drawn
+        // yet (OpenCode's first seconds): no question.
+        let mut l = agent_look("opencode");
+        l.agent_age = AGENT_START * 2;
+        l.still = STILL;
+        let blank = rows("\n\n");
+        assert_eq!(
+            j(&l, Some(&blank)),
+            Verdict::Wait(Duration::from_millis(250))
+        );
         // A still screen of a program no profile knows: the general rule.
         let mut l = look(Reads::Keys { timed: false }, "", "node");
         l.still = STILL;

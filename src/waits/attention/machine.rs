@@ -175,6 +175,11 @@ pub struct Found {
     pub agent: Option<String>,
     /// What said so: `kernel`, `stream`, `screen`, `title`, `hook`, `tmux`.
     pub source: &'static str,
+    /// An inline agent's transcript (aider) is idle at its prompt: after
+    /// an instruction was submitted (a line ended) and the agent wrote,
+    /// the same prompt is a new one (its turn may be too quick to be seen
+    /// working).
+    pub transcript: bool,
 }
 
 impl Found {
@@ -186,6 +191,7 @@ impl Found {
             command,
             agent: None,
             source: "kernel",
+            transcript: false,
         }
     }
 
@@ -329,7 +335,12 @@ impl Machine {
                     found.reason,
                     "reads_line" | "reads_password" | "repl_prompt"
                 ) && epoch.written > self.epoch.written;
-                differs || again
+                // An inline agent back at its prompt after a turn.
+                let turn = found.transcript
+                    && found.reason == "agent_idle"
+                    && epoch.lines > self.epoch.lines
+                    && epoch.written > self.epoch.written;
+                differs || again || turn
             }
             // Working: the command's name changing is no news, but the
             // status says the one running now (the shell ran a builtin
@@ -599,6 +610,32 @@ mod tests {
         assert!(m.apply(keys(":"), epoch(0, 40), 4.0).is_some());
         assert!(m.apply(keys(":"), epoch(0, 90), 5.0).is_none());
         assert!(m.apply(keys("(END)"), epoch(0, 99), 6.0).is_some());
+    }
+
+    /// aider back at `diff>` after a turn too quick to be seen working:
+    /// an instruction submitted and an answer written make it a new idle
+    /// prompt; keys typed at it (no line ended) do not.
+    #[test]
+    fn an_inline_agent_back_at_its_prompt_after_a_turn() {
+        let idle = Found {
+            agent: Some("aider".into()),
+            source: "screen",
+            transcript: true,
+            ..Found::asking("agent_idle", "diff>", Some("aider".into()))
+        };
+        let mut m = Machine::new(idle.clone(), epoch(0, 100), 0.0, true);
+        let typed = Epoch {
+            lines: 10,
+            ..epoch(0, 100)
+        };
+        assert!(m.apply(idle.clone(), typed, 1.0).is_none(), "typing");
+        let answered = Epoch {
+            lines: 12,
+            ..epoch(0, 130)
+        };
+        let c = m.apply(idle.clone(), answered, 2.0).unwrap();
+        assert_eq!(c.status.reason, "agent_idle");
+        assert!(m.apply(idle, answered, 3.0).is_none(), "looked at again");
     }
 
     /// A new pane's shell reaching its first prompt is no news; its next

@@ -37,6 +37,7 @@ mod profiles;
 mod report;
 mod snapshot;
 mod targets;
+mod unknown;
 mod watcher;
 
 pub use any::{any, any_armed};

@@ -183,6 +183,12 @@ pub struct PaneWatch {
     written: u64,
     /// The question the reading process asked last (see [`Asked`]).
     asked: Option<Asked>,
+    /// When the screen of a pane that was not still was looked at last (a
+    /// question under a spinner that keeps turning): at most every
+    /// [`STILL`].
+    moving_looked: Option<Instant>,
+    /// Desktop notifications (OSC 9, OSC 777) of this stream taken in.
+    notes: u64,
 }
 
 impl PaneWatch {
@@ -206,6 +212,8 @@ impl PaneWatch {
             late,
             written: 0,
             asked: None,
+            moving_looked: None,
+            notes: 0,
         }
     }
 
@@ -255,6 +263,7 @@ impl PaneWatch {
                 self.failures = 0;
                 self.pane = feed.pane.clone();
                 self.bells = 0;
+                self.notes = 0;
                 self.prompts = 0;
                 self.written = 0;
                 self.timers = Timers::new();
@@ -384,6 +393,8 @@ impl PaneWatch {
         let t = feed.tracker();
         let partial = t.current_output();
         let (bells, prompts) = (t.bells(), t.prompts().0);
+        let (notes, note) = t.notifications();
+        let note = note.map(str::to_owned);
         let written = t.written();
         let now = Instant::now();
         let retitled = self.agent.title(t.title(), t.titles(), now);
@@ -434,10 +445,20 @@ impl PaneWatch {
                 out.push(Out::Change(m.event(What::Text, Some(line))));
             }
         }
-        if bells > self.bells {
+        // A bell, or a desktop notification the program asked for (an
+        // agent's "needs you"): an event with a source of its own.
+        if bells > self.bells || notes > self.notes {
+            let line = (notes > self.notes).then_some(note).flatten();
             self.bells = bells;
+            self.notes = notes;
             if let Some(m) = &self.machine {
-                out.push(Out::Change(m.event(What::Bell, None)));
+                let notified = line.is_some();
+                let mut c = m.event(What::Bell, line);
+                c.status.source = "notification";
+                if notified {
+                    c.status.reason = "notification";
+                }
+                out.push(Out::Change(c));
             }
         }
         if data {
@@ -486,7 +507,10 @@ impl PaneWatch {
         }
         self.agent.fill(&mut look, now, STILL);
         self.resumed_question(&mut look);
-        look.redrawing = if look.agent.is_some() {
+        look.moving_screen = self
+            .moving_looked
+            .is_none_or(|t| now.saturating_duration_since(t) >= STILL);
+        look.redrawing = if look.agent.is_some() || look.program.is_some() {
             // (An agent's own signals say whether it works.)
             false
         } else if first {
@@ -506,6 +530,9 @@ impl PaneWatch {
             || (matches!(look.reads, Some(Reads::Line { .. })) && look.line.trim().is_empty());
         if needs_rows {
             let rows = screen(ctx, &self.pane.pane_id);
+            if look.still < STILL || look.busy {
+                self.moving_looked = Some(now);
+            }
             verdict = judge(&look, Some(&rows), &ctx.profiles, &ctx.prompt_re, STILL);
         }
         let epoch = self.epoch();
@@ -557,8 +584,8 @@ impl PaneWatch {
                         return;
                     }
                     // (An agent drawing: at work, as its own.)
-                    _ if look.agent.is_some() => Found {
-                        agent: look.agent.clone(),
+                    _ if look.agent.is_some() || look.program.is_some() => Found {
+                        agent: look.agent.clone().or_else(|| look.program.clone()),
                         ..Found::new(State::Working, "agent_working", look.command.clone())
                     },
                     _ => working(look.command.clone()),
@@ -638,44 +665,5 @@ impl PaneWatch {
             }
         }
         self.after_look(ctx, look.reads, first);
-    }
-
-    /// The next look, from what this one found (`first`: the look the
-    /// watch starts from, after no output: nothing to look again for but
-    /// the quiet time).
-    fn after_look(&mut self, ctx: &Ctx, reads: Option<Reads>, first: bool) {
-        let Some(m) = &self.machine else { return };
-        if self.timers.probe.is_some_and(|p| p > Instant::now()) {
-            return; // a look that waits for stillness set it
-        }
-        let last = self.timers.last_data;
-        self.timers.probe = None;
-        // The stream says the line editor took a command line, the kernel
-        // still sees it at its prompt: looked at again as a command is.
-        let taken = matches!(&self.source, Source::Stream(f)
-            if f.tracker().editor_marks() && !f.tracker().line_editor_reading());
-        match m.status.state {
-            s @ (State::Working | State::Prompt) if s == State::Working || taken => {
-                let now = Instant::now();
-                // The next of the times after the last output still ahead.
-                while BACKOFF
-                    .get(self.timers.step)
-                    .is_some_and(|d| last + *d <= now)
-                {
-                    self.timers.step += 1;
-                }
-                self.timers.probe = BACKOFF
-                    .get(self.timers.step)
-                    .filter(|_| !first)
-                    .map(|d| last + *d);
-                if s == State::Working && self.timers.quiet.is_none() {
-                    self.timers.quiet = Some(last + ctx.quiet_after);
-                }
-            }
-            State::Asking if matches!(reads, Some(Reads::Line { hidden: true })) => {
-                self.timers.probe = Some(Instant::now() + HIDDEN_EVERY);
-            }
-            _ => {}
-        }
     }
 }

@@ -3,11 +3,12 @@
 //! it works, when it asks a question, and when it waits for its next
 //! instruction.
 //!
-//! A full-screen agent (Claude Code, Codex, Gemini CLI, Qwen Code, aider)
-//! reads its terminal key by key all the time, busy or not, so the kernel
-//! cannot tell its states apart; its own signals and its screen can. Which
-//! agent runs in a pane is told by its processes (four of them run as
-//! `node`, so the program's name says nothing): a profile judges only its
+//! A coding agent (Claude Code, Codex, Gemini CLI, Qwen Code, aider,
+//! OpenCode, Copilot CLI, pi, Cline) reads its terminal key by key all the
+//! time, busy or not, so the kernel cannot tell its states apart; its own
+//! signals and its screen can. Which agent runs in a pane is told by its
+//! processes (most run as `node`, so the program's name says nothing; pi
+//! renames its process): a profile judges only its
 //! own agent's title and screen. Profiles are data: one file the project
 //! ships (`profiles/agents.json`, built in) and, optionally, one of the
 //! user's (`--profiles FILE`, the plugin's `@tmux-wait-profiles`), whose
@@ -67,6 +68,14 @@ pub struct Profile {
     /// It draws its conversation as a transcript (aider), not a full
     /// screen: its lowest row that a pattern names is its state.
     inline: bool,
+    /// An inline agent's prompt with an instruction typed after it: the
+    /// person still types it while the cursor is on it (idle); once the
+    /// cursor left it, it was submitted and the agent works on it.
+    submitted: Vec<Regex>,
+    /// Its questions are drawn over a spinner that keeps turning and above
+    /// status rows that stay (pi, Cline), and go once answered: a question
+    /// on its screen beats working and idle.
+    questions_win: bool,
 }
 
 /// A process of a pane, as far as profiles look at it: its program's name
@@ -75,6 +84,8 @@ pub struct Profile {
 pub struct Proc {
     pub comm: String,
     pub args: Vec<String>,
+    /// The path of its executable (`/proc/PID/exe`).
+    pub exe: String,
 }
 
 /// Every profile, the user's first.
@@ -87,6 +98,10 @@ pub struct Profiles {
 #[serde(deny_unknown_fields)]
 struct FileDoc {
     profiles: Vec<ProfileDoc>,
+    /// false: the shipped profiles are not used (every agent is judged by
+    /// the rules for one without a profile, or by this file's).
+    #[serde(default)]
+    shipped: Option<bool>,
     /// Free text for the file's readers.
     #[serde(default, rename = "_comment")]
     _comment: Option<serde_json::Value>,
@@ -105,6 +120,14 @@ struct ProfileDoc {
     title: Option<StatesDoc>,
     #[serde(default)]
     inline: bool,
+    #[serde(default)]
+    submitted: Vec<PatternDoc>,
+    #[serde(default)]
+    questions_win: bool,
+    /// Where its release comes from, for the conformance kit's installer
+    /// (`{"npm": PACKAGE, "bin": EXECUTABLE}`, or `"pypi"`): not read here.
+    #[serde(default)]
+    install: Option<serde_json::Value>,
     #[serde(default)]
     working: Vec<PatternDoc>,
     #[serde(default)]
@@ -151,6 +174,16 @@ impl Profile {
         })
     }
 
+    /// It draws a transcript, not a full screen.
+    pub fn inline(&self) -> bool {
+        self.inline
+    }
+
+    /// Its questions beat its busy row and its status rows.
+    pub fn questions_win(&self) -> bool {
+        self.questions_win
+    }
+
     /// Its working text in a line the stream drew.
     pub fn busy_in(&self, line: &str) -> bool {
         self.screen.working.iter().any(|r| r.is_match(line))
@@ -175,8 +208,17 @@ impl Profile {
     /// at the lowest such row: a question's row before its answers'.
     /// Working beats asking and idle; of a question and an idle prompt,
     /// the lower is the current one (an answered question above the next
-    /// prompt is over). An inline agent's lowest named row decides.
+    /// prompt is over). An inline agent's lowest named row decides. A
+    /// profile whose questions win takes a question first.
     pub fn screen(&self, rows: &[String]) -> Option<Says> {
+        self.screen_at(rows, "")
+    }
+
+    /// [`Profile::screen`], knowing the line under the cursor (`cursor`:
+    /// its text, or empty): an inline agent's lowest row that holds its
+    /// prompt and an instruction is being typed while the cursor is on it
+    /// (idle), and was submitted once the cursor left it (working).
+    pub fn screen_at(&self, rows: &[String], cursor: &str) -> Option<Says> {
         let rows: Vec<&str> = rows
             .iter()
             .map(|r| r.trim_end())
@@ -201,6 +243,31 @@ impl Profile {
         let s = &self.screen;
         let (working, asking, idle) = (hit(&s.working), hit(&s.asking), hit(&s.idle));
         let at = |h: &Option<(usize, String)>| h.as_ref().map(|(i, _)| *i);
+        if self.questions_win
+            && let Some((_, q)) = &asking
+        {
+            return Some(Says::Asking(q.clone()));
+        }
+        if self.inline
+            && let Some((i, row)) = hit(&self.submitted)
+            && Some(i) > at(&working).max(at(&asking)).max(at(&idle))
+        {
+            let c = cursor.trim();
+            let typing = i + 1 == rows.len() && !c.is_empty() && row.starts_with(c);
+            // (Its prompt, without what is being typed after it.)
+            let prompt = self
+                .submitted
+                .iter()
+                .find_map(|re| re.find(&row))
+                .map(|m| row[..m.end()].trim_end_matches(|ch: char| !ch.is_whitespace()))
+                .map(|p| p.trim_end().to_owned())
+                .unwrap_or_default();
+            return Some(if typing {
+                Says::Idle(prompt)
+            } else {
+                Says::Working
+            });
+        }
         if let Some(w) = at(&working)
             && (!self.inline || Some(w) >= at(&asking).max(at(&idle)))
         {
@@ -219,7 +286,9 @@ impl Profiles {
     /// The shipped profiles.
     pub fn shipped() -> Profiles {
         Profiles {
-            list: parse(SHIPPED, "the shipped profiles").expect("the shipped profiles parse"),
+            list: parse(SHIPPED, "the shipped profiles")
+                .expect("the shipped profiles parse")
+                .0,
         }
     }
 
@@ -233,7 +302,10 @@ impl Profiles {
                     format!("cannot read the profiles in {}: {e}", path.display()),
                 )
             })?;
-            let mine = parse(&text, &path.display().to_string())?;
+            let (mine, shipped) = parse(&text, &path.display().to_string())?;
+            if !shipped {
+                p.list.clear();
+            }
             p.list.retain(|s| !mine.iter().any(|m| m.name == s.name));
             let mut all = mine;
             all.append(&mut p.list);
@@ -274,11 +346,13 @@ pub fn clean_row(row: &str) -> String {
     out
 }
 
-fn parse(text: &str, origin: &str) -> Result<Vec<Profile>> {
+/// A file's profiles, and whether the shipped ones are used beside them.
+fn parse(text: &str, origin: &str) -> Result<(Vec<Profile>, bool)> {
     let bad = |m: String| Error::new(Kind::Usage, format!("{origin}: {m}"));
     let doc: FileDoc =
         serde_json::from_str(text).map_err(|e| bad(format!("not a profiles file: {e}")))?;
     let mut out = Vec::new();
+    let shipped = doc.shipped;
     for p in doc.profiles {
         if p.name.trim().is_empty() || p.agent.trim().is_empty() || p.version.trim().is_empty() {
             return Err(bad(
@@ -313,6 +387,7 @@ fn parse(text: &str, origin: &str) -> Result<Vec<Profile>> {
                 .collect()
         };
         let t = p.title.unwrap_or_default();
+        let submitted = compile(&p.submitted, "submitted")?;
         out.push(Profile {
             title: States {
                 working: compile(&t.working, "title working")?,
@@ -329,9 +404,12 @@ fn parse(text: &str, origin: &str) -> Result<Vec<Profile>> {
             version: p.version,
             processes: p.processes,
             inline: p.inline,
+            submitted,
+            questions_win: p.questions_win,
         });
+        let _ = p.install;
     }
-    Ok(out)
+    Ok((out, shipped.unwrap_or(true)))
 }
 
 #[cfg(test)]
@@ -346,13 +424,24 @@ mod tests {
         Proc {
             comm: comm.into(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
+            exe: String::new(),
         }
     }
 
     #[test]
     fn the_shipped_profiles_parse_and_name_their_releases() {
         let p = Profiles::shipped();
-        for name in ["claude-code", "codex", "gemini-cli", "qwen-code", "aider"] {
+        for name in [
+            "claude-code",
+            "codex",
+            "gemini-cli",
+            "qwen-code",
+            "aider",
+            "opencode",
+            "copilot",
+            "pi",
+            "cline",
+        ] {
             let prof = p.get(name).expect(name);
             assert!(!prof.version.is_empty() && !prof.agent.is_empty());
             assert!(!prof.screen.asking.is_empty(), "{name}");
@@ -482,6 +571,56 @@ mod tests {
             Some(Says::Idle("diff>".into()))
         );
         assert_eq!(says("aider", "────\n> "), Some(Says::Idle(">".into())));
+        // Its instruction typed at its prompt: idle while the cursor is on
+        // it, working once submitted (the cursor on the row below).
+        let at =
+            |screen: &str, cursor: &str| p.get("aider").unwrap().screen_at(&rows(screen), cursor);
+        let typed = "Added 2 lines\n────\ndiff> say hello";
+        assert_eq!(at(typed, "diff> say hel"), Some(Says::Idle("diff>".into())));
+        assert_eq!(at(typed, "diff>"), Some(Says::Idle("diff>".into())));
+        assert_eq!(at(typed, ""), Some(Says::Working));
+        assert_eq!(at(&format!("{typed}\nHello!"), ""), Some(Says::Working));
+        assert_eq!(
+            at(&format!("{typed}\nHello!\n────\ndiff>"), "diff>"),
+            Some(Says::Idle("diff>".into()))
+        );
+    }
+
+    /// The agents checked 2026-12-06, by their own screens.
+    #[test]
+    fn opencode_copilot_pi_and_cline_by_their_screens() {
+        let p = Profiles::shipped();
+        let says = |name: &str, screen: &str| p.get(name).unwrap().screen(&rows(screen));
+        let oc_idle =
+            "  ┃  Build · Mock Model Mock\n  ╹▀▀▀▀\n   /tmp/x/proj        20  ctrl+p commands";
+        assert!(matches!(says("opencode", oc_idle), Some(Says::Idle(_))));
+        let oc_busy = "  ┃  Build · Mock Model Mock\n  ╹▀▀▀▀\n   ■■⬝⬝⬝⬝⬝⬝  esc interrupt     tab agents  ctrl+p commands";
+        assert_eq!(says("opencode", oc_busy), Some(Says::Working));
+        let oc_ask = "  ┃  △ Permission required\n  ┃    # Shell command\n  ┃  $ touch x\n  ┃   Allow once   Allow always   Reject";
+        assert_eq!(
+            says("opencode", oc_ask),
+            Some(Says::Asking("△ Permission required".into()))
+        );
+        let cop = "────\n❯\n────\n ◉ Working · 12 B esc esc interrupt       mock-model";
+        assert_eq!(says("copilot", cop), Some(Says::Working));
+        let cop_idle =
+            "────\n❯\n────\n ← open sidebar · Interactive · Manual Approval · / commands";
+        assert!(matches!(says("copilot", cop_idle), Some(Says::Idle(_))));
+        // pi and Cline keep a spinner turning above their questions.
+        let pi = " ⠧ Working...\n────\n ⚠️ Dangerous command:\n   rm -rf x\n Allow?\n → Yes\n────\n↑20 ↓20 0.0%/128k (auto)   mock-model";
+        assert_eq!(
+            says("pi", pi),
+            Some(Says::Asking("⚠️ Dangerous command:".into()))
+        );
+        let pi_busy = " ⠧ Working...\n────\n────\n↑20 ↓20 0.0%/128k (auto)   mock-model";
+        assert_eq!(says("pi", pi_busy), Some(Says::Working));
+        let cline = " ⠴ Thinking... (esc to cancel)\n Cline needs permission\n Approve tool call?\n  [y] Approve   [n] Deny\n mock-model (0) $0.00\n clproj\n Auto-approve all disabled (Shift+Tab)";
+        assert_eq!(
+            says("cline", cline),
+            Some(Says::Asking("Approve tool call?".into()))
+        );
+        let cline_idle = " * Done.\n────\n❯ Ask anything...\n────\n mock-model (10) $0.00\n clproj\n Auto-approve all disabled (Shift+Tab)";
+        assert!(matches!(says("cline", cline_idle), Some(Says::Idle(_))));
     }
 
     /// Titles decide at once: Codex's spinner while it works (also while

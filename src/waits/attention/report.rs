@@ -40,7 +40,8 @@ impl PaneReport {
     pub fn new(pane_id: &str, session: &str, window: i64, c: &Change) -> PaneReport {
         let mut r = PaneReport::of_status(pane_id, session, window, &c.status);
         r.state = c.what.as_str();
-        if c.what == super::What::Bell {
+        // (A bell, or the desktop notification a program asked for.)
+        if c.what == super::What::Bell && c.status.reason != "notification" {
             r.reason = "bell";
         }
         if c.what == super::What::Text {

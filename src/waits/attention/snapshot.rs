@@ -141,6 +141,15 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     {
         let procs = super::pane::foreground_procs(r.pane_pid, fg);
         l.agent = req.profiles.identify(&procs).map(|p| p.name.clone());
+        // (A program no profile names: judged as an agent while it reads
+        // key by key.)
+        if l.agent.is_none() && matches!(reads, Reads::Keys { .. }) {
+            l.program = super::unknown::identity(&procs);
+            if l.program.is_some() {
+                l.agent_age = crate::sys::procfs::age(fg).unwrap_or(std::time::Duration::MAX);
+                l.redrawing = false;
+            }
+        }
         if l.agent.is_some() {
             l.agent_age = crate::sys::procfs::age(fg).unwrap_or(std::time::Duration::MAX);
             l.redrawing = false;
@@ -158,7 +167,7 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         Verdict::Is(f) => f,
         // A coding agent starting, its first screen not drawn yet.
         Verdict::Wait(_) => Found {
-            agent: l.agent.clone(),
+            agent: l.agent.clone().or_else(|| l.program.clone()),
             source: "screen",
             ..Found::new(State::Working, "agent_working", l.command.clone())
         },

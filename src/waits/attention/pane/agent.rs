@@ -6,6 +6,8 @@
 
 use super::super::judge::Look;
 use super::super::profiles::{Proc, Profiles, Says};
+use super::super::unknown;
+use crate::engine::shell::Reads;
 use crate::sys::procfs;
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,14 @@ pub(super) struct AgentSignals {
     title_at: Option<Instant>,
     /// What the agent's hook said last, and when.
     hook: Option<(Says, Instant)>,
+    /// A program no profile names that looks like a coding agent (its
+    /// package or executable), and the spinner glyph its busy row showed
+    /// last.
+    unknown: Option<String>,
+    glyph: Option<char>,
+    /// That program was seen reading its terminal key by key (an
+    /// interactive one: its screen is judged also while it reads nothing).
+    keys_seen: bool,
 }
 
 impl AgentSignals {
@@ -48,6 +58,16 @@ impl AgentSignals {
         {
             let procs = group(pane_pid, fg);
             let found = profiles.identify(&procs).map(|p| p.name.clone());
+            let program = match found {
+                None => unknown::identity(&procs),
+                Some(_) => None,
+            };
+            if program != self.unknown {
+                self.busy = None;
+                self.glyph = None;
+                self.keys_seen = false;
+            }
+            self.unknown = program;
             // Another agent than before: what the last one said is not
             // this one's. (The first look of an agent keeps a hook's word
             // that came just before it.)
@@ -70,9 +90,23 @@ impl AgentSignals {
 
     /// A line or the unfinished line went by: the agent's working text?
     pub(super) fn saw(&mut self, profiles: &Profiles, text: &str, now: Instant) {
-        if let Some(p) = self.agent_name_ref().and_then(|n| profiles.get(n))
-            && p.busy_in(text)
-        {
+        if let Some(p) = self.agent_name_ref().and_then(|n| profiles.get(n)) {
+            if p.busy_in(text) {
+                self.busy = Some(now);
+            }
+            return;
+        }
+        if self.unknown.is_none() {
+            return;
+        }
+        // Without a profile: a busy row of the common forms, or a spinner
+        // glyph that changed.
+        let glyph = unknown::spinner_glyph(text);
+        let turned = glyph.is_some() && self.glyph.is_some() && glyph != self.glyph;
+        if glyph.is_some() {
+            self.glyph = glyph;
+        }
+        if turned || unknown::busy_row(text) {
             self.busy = Some(now);
         }
     }
@@ -111,20 +145,30 @@ impl AgentSignals {
 
     /// The look's agent fields, as of `now`; `streamed`: the stream (not
     /// the kernel alone) saw them.
-    pub(super) fn fill(&self, look: &mut Look, now: Instant, still: Duration) {
+    pub(super) fn fill(&mut self, look: &mut Look, now: Instant, still: Duration) {
         look.agent = self.agent_name();
+        look.busy = self.busy.is_some_and(|t| now - t < still);
         if look.agent.is_none() {
+            if matches!(look.reads, Some(Reads::Keys { .. })) {
+                self.keys_seen = true;
+            }
+            look.program = self.unknown.clone().filter(|_| self.keys_seen);
+            if look.program.is_some() {
+                look.agent_age = self.age();
+            }
             return;
         }
-        look.busy = self.busy.is_some_and(|t| now - t < still);
         look.title.clone_from(&self.title);
         look.title_age = self.title_at.map_or(Duration::MAX, |t| now - t);
         look.hook = self.hook.as_ref().map(|(s, t)| (s.clone(), now - *t));
-        look.agent_age = self
-            .identified
+        look.agent_age = self.age();
+    }
+
+    fn age(&self) -> Duration {
+        self.identified
             .as_ref()
             .and_then(|((fg, _), _)| procfs::age(*fg))
-            .unwrap_or(Duration::MAX);
+            .unwrap_or(Duration::MAX)
     }
 }
 
@@ -141,6 +185,9 @@ pub fn group(pane_pid: u32, fg: u32) -> Vec<Proc> {
         .map(|pid| Proc {
             comm: procfs::comm(pid).unwrap_or_default(),
             args: procfs::cmdline(pid, 3),
+            exe: std::fs::read_link(format!("/proc/{pid}/exe"))
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
         })
         .collect()
 }

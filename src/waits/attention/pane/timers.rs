@@ -91,3 +91,44 @@ pub(super) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant
         (x, y) => x.or(y),
     }
 }
+
+impl PaneWatch {
+    /// The next look, from what this one found (`first`: the look the
+    /// watch starts from, after no output: nothing to look again for but
+    /// the quiet time).
+    pub(super) fn after_look(&mut self, ctx: &Ctx, reads: Option<Reads>, first: bool) {
+        let Some(m) = &self.machine else { return };
+        if self.timers.probe.is_some_and(|p| p > Instant::now()) {
+            return; // a look that waits for stillness set it
+        }
+        let last = self.timers.last_data;
+        self.timers.probe = None;
+        // The stream says the line editor took a command line, the kernel
+        // still sees it at its prompt: looked at again as a command is.
+        let taken = matches!(&self.source, Source::Stream(f)
+            if f.tracker().editor_marks() && !f.tracker().line_editor_reading());
+        match m.status.state {
+            s @ (State::Working | State::Prompt) if s == State::Working || taken => {
+                let now = Instant::now();
+                // The next of the times after the last output still ahead.
+                while BACKOFF
+                    .get(self.timers.step)
+                    .is_some_and(|d| last + *d <= now)
+                {
+                    self.timers.step += 1;
+                }
+                self.timers.probe = BACKOFF
+                    .get(self.timers.step)
+                    .filter(|_| !first)
+                    .map(|d| last + *d);
+                if s == State::Working && self.timers.quiet.is_none() {
+                    self.timers.quiet = Some(last + ctx.quiet_after);
+                }
+            }
+            State::Asking if matches!(reads, Some(Reads::Line { hidden: true })) => {
+                self.timers.probe = Some(Instant::now() + HIDDEN_EVERY);
+            }
+            _ => {}
+        }
+    }
+}
