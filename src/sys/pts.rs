@@ -36,13 +36,19 @@ impl NewTerminals {
                 #[cfg(target_os = "linux")]
                 if let Some(w) = self.watch {
                     while let Some(mut made) = w.wait(None) {
-                        // Events of one creation come together: let tmux
-                        // finish making the pane, then look once.
-                        std::thread::sleep(Duration::from_millis(20));
+                        // (Whose it is, at once: a pane that ends in a few
+                        // milliseconds takes its master with it.)
                         made.extend(w.more(Duration::from_millis(1)));
                         let made: Vec<Option<u32>> =
                             made.iter().map(|e| e.name.parse().ok()).collect();
-                        if server_made(server, &made) && !seen() {
+                        if !server_made(server, &made) {
+                            continue;
+                        }
+                        // Events of one creation come together: let tmux
+                        // finish making the pane, then look once.
+                        std::thread::sleep(Duration::from_millis(20));
+                        let _ = w.more(Duration::from_millis(1));
+                        if !seen() {
                             return;
                         }
                     }
@@ -61,13 +67,19 @@ impl NewTerminals {
 
 /// Whether the server may have made one of the terminals `made` (N of
 /// `/dev/pts/N`; None, a name that is not a number, counts as maybe): yes
-/// unless `/proc` shows the server's masters and none is one of them.
+/// unless `/proc` shows the server's masters, none is one of them, and
+/// each is still there (another program's, then).
 #[cfg(target_os = "linux")]
 fn server_made(server: Option<u32>, made: &[Option<u32>]) -> bool {
     let Some(masters) = server.and_then(super::procfs::pty_masters) else {
         return true;
     };
-    made.iter().any(|m| m.is_none_or(|n| masters.contains(&n)))
+    // A terminal gone already may have been the server's: its master goes
+    // with it (a pane whose program ended at once), and a terminal lasts
+    // as long as its master.
+    let gone = |n: u32| !std::path::Path::new(&format!("/dev/pts/{n}")).exists();
+    made.iter()
+        .any(|m| m.is_none_or(|n| masters.contains(&n) || gone(n)))
 }
 
 #[cfg(all(test, target_os = "linux"))]
