@@ -260,6 +260,11 @@ fn reloading_the_config_keeps_every_hook_the_users_and_ours() {
     s.tmux(&["source-file", &conf]);
     wait_watching(&s);
     let pid = opt(&s, &["-g", "@tmux-wait-attention-pid"]);
+    // (The visit hooks are there while a pane is marked: a question in a
+    // window of its own.)
+    let q = window(&s);
+    ask(&s, &q, "Stay? [y/N]");
+    s.wait_until(&q, "the mark", || segment(&s) == "⚑1 main:1 asking");
     let hooks = || {
         let mut all = String::new();
         for h in [
@@ -297,8 +302,8 @@ fn reloading_the_config_keeps_every_hook_the_users_and_ours() {
     let b = s.split();
     s.wait_until(&b, "the watch to arm", || s.pane_watched(&b));
     s.type_line(&b, "true");
-    s.wait_until(&b, "the mark", || segment(&s) == "⚑1 main:0 prompt");
+    s.wait_until(&b, "the mark", || segment(&s) == "⚑2 main:1 asking");
     s.tmux(&["select-pane", "-t", &b]);
-    s.wait_until(&b, "the visit", || segment(&s).is_empty());
+    s.wait_until(&b, "the visit", || segment(&s) == "⚑1 main:1 asking");
     assert_eq!(opt(&s, &["-g", "@mine"]), "ran");
 }

@@ -1,10 +1,21 @@
 //! The hooks that see a person visit a pane, or leave one, and those that
 //! see a marked pane's place change (a session renamed, a window moved or
 //! linked, a pane joined to or broken out of a window): appended to the
-//! user's own (`set-hook -a`), each starting a process only while some
-//! pane is marked or held, put back when a reload of the config replaced
-//! them (`set-hook` without `-a` replaces every command of a hook), and
-//! removed (only ours, told by what they run) when attention goes off.
+//! user's own (`set-hook -a`), put back when a reload of the config
+//! replaced them (`set-hook` without `-a` replaces every command of a
+//! hook), and removed (only ours, told by what they run) when attention
+//! goes off.
+//!
+//! They are there only while some pane is marked or held (`refresh` adds
+//! and removes them as that changes): with nothing marked, nothing runs.
+//! Each is one `run-shell -b` (a visit hook: `attention visit`); a move
+//! hook's shell command is a format that tmux expands to nothing unless
+//! its window or session holds a mark (a split, a resize or a new window
+//! elsewhere then runs an empty shell).
+//!
+//! (No `if-shell`: tmux 3.3a to master keep the commands that `if-shell`
+//! and `run-shell -C` parse when a hook runs them, a couple of kilobytes
+//! each time, and the server would grow all day.)
 //!
 //! `swap-pane` runs no hook of its own; it changes the active pane of the
 //! windows it swaps between (`window-pane-changed`), except with `-d`.
@@ -14,12 +25,12 @@ use crate::error::{Error, Result};
 use crate::tmux::Socket;
 use crate::tmux::protocol::{format_escape, quote, sh_quote};
 
-/// When a hook starts a process: a format tmux expands in the hook's
-/// context, true (not empty, not 0) when it must.
+/// When a hook runs `attention visit` (all of them only while some pane
+/// is marked or held): a format tmux expands in the hook's context, true
+/// (not empty, not 0) when it must.
 #[derive(Clone, Copy)]
 enum Guard {
-    /// Some pane is marked or held anywhere: a visit may clear or count
-    /// one.
+    /// Always: a visit may clear or count a mark.
     Visit,
     /// The hook's window has a mark, or a marked pane: a pane joined to
     /// or taken from it, or killed in it, may change where a mark is.
@@ -36,7 +47,7 @@ enum Guard {
 impl Guard {
     fn format(self) -> String {
         match self {
-            Guard::Visit => format!("#{{{VISIT}}}"),
+            Guard::Visit => "1".to_owned(),
             Guard::Window => format!("#{{{WINDOW}}}#{{P:#{{{MARK}}}}}"),
             Guard::Linked => format!(
                 "#{{W:#{{?#{{==:#{{window_id}},#{{hook_window}}}},#{{{WINDOW}}}#{{P:#{{{MARK}}}}},}}}}"
@@ -47,10 +58,9 @@ impl Guard {
 }
 
 /// The hooks that see a visit or a move: name, whether it is a window
-/// hook, and when it starts a process. (Guarded in tmux itself: a new
-/// window, a split or a resize while some pane is marked elsewhere starts
-/// nothing.) A pane killed in a window of its own unlinks the window; one
-/// killed beside others changes the window's layout.
+/// hook, and when it runs `attention visit`. A pane killed in a window of
+/// its own unlinks the window; one killed beside others changes the
+/// window's layout.
 const HOOKS: [(&str, bool, Guard); 10] = [
     ("after-select-pane", false, Guard::Visit),
     ("window-pane-changed", true, Guard::Visit),
@@ -86,7 +96,8 @@ const OURS: &str = "attention visit";
 
 /// The hook command that runs `attention visit` (which clears the marks
 /// of the panes a person visits, lets held ones count once they leave,
-/// and says where marked panes are now) when `guard` holds.
+/// and says where marked panes are now): at once for a visit hook, else
+/// when `guard` holds.
 fn hook_command(sock: &str, guard: Guard) -> Result<String> {
     let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
     let sh = format!(
@@ -94,12 +105,27 @@ fn hook_command(sock: &str, guard: Guard) -> Result<String> {
         sh_quote(&exe.to_string_lossy()),
         sh_quote(sock)
     );
-    let run = format!("run-shell -b {}", quote(&format_escape(&sh)));
-    Ok(format!(
-        "if-shell -F {} {}",
-        quote(&guard.format()),
-        quote(&run)
-    ))
+    let sh = match guard {
+        Guard::Visit => format_escape(&sh),
+        _ => format!("#{{?{},{},}}", guard.format(), branch_escape(&sh)),
+    };
+    Ok(format!("run-shell -b {}", quote(&sh)))
+}
+
+/// Text for a branch of a format's `#{?...}`: `#` doubled, and `,` and
+/// `}` escaped as tmux reads them there.
+fn branch_escape(s: &str) -> String {
+    format_escape(s).replace(',', "#,").replace('}', "#}")
+}
+
+/// Whether a hook's line (as `show-hooks` prints it) is this version's
+/// command for `guard`.
+fn is_current(line: &str, guard: Guard) -> bool {
+    !line.contains("if-shell")
+        && match guard {
+            Guard::Visit => !line.contains("#{?"),
+            _ => line.contains(&guard.format()),
+        }
 }
 
 /// One of our hooks as `show-hooks` lists it: its index, and whether it
@@ -123,7 +149,6 @@ fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Guard, Vec<Ours>)> {
     hooks
         .iter()
         .map(|&(name, window, guard)| {
-            let current = guard.format();
             let ours = lines
                 .iter()
                 .filter(|l| l.contains(OURS))
@@ -132,7 +157,7 @@ fn our_hooks(socket: &Socket) -> Vec<(&'static str, bool, Guard, Vec<Ours>)> {
                     let index = rest.split(']').next()?.parse().ok()?;
                     Some(Ours {
                         index,
-                        current: l.contains(&current),
+                        current: is_current(l, guard),
                     })
                 })
                 .collect();
@@ -155,16 +180,32 @@ fn unset(args: &mut Vec<String>, name: &str, window: bool, ours: &[&Ours]) {
     }
 }
 
-/// Append our hook to each, after the user's own (once; one of an older
-/// version is replaced). Returns whether any was missing.
+/// Our hooks after the user's own (once; one of an older version is
+/// replaced) while some pane is marked or held, else none. Returns
+/// whether any was changed.
 pub(super) fn add_hooks(socket: &Socket) -> Result<bool> {
+    let visit = !super::option(socket, VISIT).trim().is_empty();
+    put(socket, visit)
+}
+
+/// Our hooks in place (`on`: some pane is marked or held) or not.
+pub(super) fn visit_hooks(socket: &Socket, on: bool) {
+    let _ = put(socket, on);
+}
+
+/// Our hooks there once each, this version's (`wanted`), or not there.
+/// Returns whether any was changed.
+fn put(socket: &Socket, wanted: bool) -> Result<bool> {
     let mut args: Vec<String> = Vec::new();
     let mut sock: Option<String> = None;
     for (name, window, guard, ours) in our_hooks(socket) {
-        if ours.iter().any(|o| o.current) {
+        if wanted && ours.len() == 1 && ours[0].current || !wanted && ours.is_empty() {
             continue;
         }
         unset(&mut args, name, window, &ours.iter().collect::<Vec<_>>());
+        if !wanted {
+            continue;
+        }
         let sock = match &sock {
             Some(s) => s,
             None => sock.insert(

@@ -299,11 +299,17 @@ pub(super) fn refresh(socket: &Socket) {
     if windows.is_empty() || segment != segment_now {
         then(&mut args, &["set-option", "-gq", STATUS, &segment]);
     }
-    match (all.is_empty(), visit_now) {
-        (true, true) => then(&mut args, &["set-option", "-gqu", VISIT]),
-        (false, false) => then(&mut args, &["set-option", "-gq", VISIT, "1"]),
-        _ => {}
-    }
+    let visit = match (all.is_empty(), visit_now) {
+        (true, true) => {
+            then(&mut args, &["set-option", "-gqu", VISIT]);
+            Some(false)
+        }
+        (false, false) => {
+            then(&mut args, &["set-option", "-gq", VISIT, "1"]);
+            Some(true)
+        }
+        _ => None,
+    };
     let mut seen: Vec<&str> = Vec::new();
     for l in &windows {
         let mut f = l.splitn(3, '\t');
@@ -327,6 +333,10 @@ pub(super) fn refresh(socket: &Socket) {
     }
     if !args.is_empty() {
         let _ = socket.run(&args);
+    }
+    // The visit hooks are there while some pane is marked or held.
+    if let Some(on) = visit {
+        super::hooks::visit_hooks(socket, on);
     }
 }
 
