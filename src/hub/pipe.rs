@@ -47,7 +47,11 @@ pub(super) fn start_pipe(
 ) -> Started {
     let nonce = crate::state::random_id();
     let s = |a: &str| a.to_owned();
-    let mut inner = vec![vec![
+    // Only the pipe-pane itself is if-shell's: tmux 3.3 to master keep the
+    // commands `if-shell -F` runs (it never frees their list), so the
+    // queries, which read and open nothing, follow it in the same list,
+    // run after whichever branch ran.
+    let open = vec![vec![
         s("pipe-pane"),
         s("-I"),
         s("-O"),
@@ -55,11 +59,6 @@ pub(super) fn start_pipe(
         s(pane),
         s(feed),
     ]];
-    for (i, q) in queries.iter().enumerate() {
-        inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:{i}")]);
-        inner.push(q.clone());
-    }
-    inner.push(vec![s("display-message"), s("-p"), format!("{nonce}:end")]);
     // A dead pane (remain-on-exit) gets no pipe: tmux 3.2a opens one that
     // then never closes, and the pane looks piped by someone else after.
     let foreign = vec![vec![
@@ -69,15 +68,31 @@ pub(super) fn start_pipe(
         s(pane),
         format!("{nonce}:foreign:#{{pane_dead}}"),
     ]];
-    let args = [
+    let mut args = vec![
         s("if-shell"),
         s("-F"),
         s("-t"),
         s(pane),
         s("#{||:#{pane_pipe},#{pane_dead}}"),
         command_list(&foreign),
-        command_list(&inner),
+        command_list(&open),
     ];
+    for (i, q) in queries.iter().enumerate() {
+        args.extend([
+            s(";"),
+            s("display-message"),
+            s("-p"),
+            format!("{nonce}:{i}"),
+        ]);
+        args.push(s(";"));
+        args.extend(q.iter().cloned());
+    }
+    args.extend([
+        s(";"),
+        s("display-message"),
+        s("-p"),
+        format!("{nonce}:end"),
+    ]);
     let result = match socket.run(args) {
         Err(e) => Err(e),
         Ok(lines)
