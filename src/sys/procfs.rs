@@ -54,10 +54,12 @@ fn read(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
 }
 
 /// The most files of `/proc` kept open (per thread). When one more is
-/// opened, those of processes that have ended go first, then the one
-/// read longest ago: what stays open follows the processes looked at
-/// lately, and their number stays flat over a day of panes.
+/// opened (past the first `SWEEP_FROM`), those of processes that have
+/// ended go, then, at the cap, the one read longest ago: what stays open
+/// follows the processes alive and looked at lately, and their number
+/// stays flat over a day of panes.
 const KEEP_OPEN: usize = 48;
+const SWEEP_FROM: usize = 8;
 
 /// The files of `/proc` kept open, with when each was last read.
 #[derive(Default)]
@@ -81,7 +83,7 @@ impl Kept {
     }
 
     fn insert(&mut self, path: &std::path::Path, f: std::fs::File) {
-        if self.files.len() >= KEEP_OPEN {
+        if self.files.len() >= SWEEP_FROM {
             self.files.retain(|p, _| process_of(p).is_none_or(exists));
         }
         if self.files.len() >= KEEP_OPEN
