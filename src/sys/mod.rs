@@ -11,6 +11,7 @@ pub mod pidfd;
 pub mod poller;
 pub mod procfs;
 pub mod pts;
+pub mod trace;
 pub mod tty;
 pub mod waiting;
 

@@ -41,13 +41,14 @@ impl NewTerminals {
                         made.extend(w.more(Duration::from_millis(1)));
                         let made: Vec<Option<u32>> =
                             made.iter().map(|e| e.name.parse().ok()).collect();
-                        if !server_made(server, &made) {
+                        let ours = server_made(server, &made);
+                        crate::trace!("new terminals {made:?}: the server's {ours}");
+                        if !ours {
                             continue;
                         }
-                        // Events of one creation come together: let tmux
-                        // finish making the pane, then look once.
-                        std::thread::sleep(Duration::from_millis(20));
-                        let _ = w.more(Duration::from_millis(1));
+                        // (tmux lists a pane before it makes its
+                        // terminal, and answers a command only once the
+                        // one that made it is done: no wait.)
                         if !seen() {
                             return;
                         }

@@ -358,14 +358,16 @@ fn cost(pid: u32) -> Option<Cost> {
 pub(crate) struct Listener {
     child: Child,
     lines: Arc<Mutex<Vec<Value>>>,
-    /// What it said on stderr (shown when it fails).
+    /// What it said on stderr, and its trace (shown when it fails).
     errors: tempfile::NamedTempFile,
+    trace: tempfile::NamedTempFile,
 }
 
 impl Listener {
     pub(crate) fn start(s: &TestServer) -> Listener {
         let ready = unique("any-ready");
         let errors = tempfile::NamedTempFile::new().expect("a temporary file");
+        let trace = tempfile::NamedTempFile::new().expect("a temporary file");
         let mut child = s
             .tw()
             .args([
@@ -380,6 +382,7 @@ impl Listener {
                 &ready,
             ])
             .stdout(Stdio::piped())
+            .env("TMUX_WAIT_TRACE", trace.path())
             .stderr(errors.reopen().expect("stderr"))
             .spawn()
             .expect("tmux-wait any");
@@ -411,6 +414,7 @@ impl Listener {
             child,
             lines,
             errors,
+            trace,
         }
     }
 
@@ -457,12 +461,15 @@ impl Listener {
                             .collect()
                     })
                     .unwrap_or_default();
+                let trace = std::fs::read_to_string(self.trace.path()).unwrap_or_default();
+                let trace: Vec<&str> = trace.lines().rev().take(80).collect();
                 panic!(
-                    "`any` never said {pane} {state}; it said {:?}, and before: {:?}; it runs: {}; its stderr: {:?}; its descriptors: {fds:?}; its threads: {threads:?}",
+                    "`any` never said {pane} {state}; it said {:?}, and before: {:?}; it runs: {}; its stderr: {:?}; its descriptors: {fds:?}; its threads: {threads:?}\nits trace, the newest first:\n{}",
                     self.since(n),
                     self.since(0),
                     crate::common::process_alive_pub(pid),
-                    std::fs::read_to_string(self.errors.path()).unwrap_or_default()
+                    std::fs::read_to_string(self.errors.path()).unwrap_or_default(),
+                    trace.join("\n")
                 );
             }
             std::thread::sleep(Duration::from_millis(20));

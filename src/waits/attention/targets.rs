@@ -167,11 +167,9 @@ fn first(lines: Vec<String>) -> String {
 
 /// Every pane of the server.
 pub fn list(socket: &Socket) -> Result<Vec<Row>> {
-    Ok(socket
-        .run(["list-panes", "-a", "-F", ROW_FORMAT])?
-        .iter()
-        .filter_map(|l| Row::parse(l))
-        .collect())
+    let lines = socket.run(["list-panes", "-a", "-F", ROW_FORMAT])?;
+    crate::trace!("list-panes: {lines:?}");
+    Ok(lines.iter().filter_map(|l| Row::parse(l)).collect())
 }
 
 /// The panes within `scopes`, each once, in the order the scopes were

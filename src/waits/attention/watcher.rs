@@ -375,6 +375,9 @@ impl Watch {
 
     /// Take what pane `i` found.
     fn collect(&mut self, i: usize, outs: Vec<Out>) -> Result<()> {
+        if !outs.is_empty() {
+            crate::trace!("{} {outs:?}", self.entries[i].row.pane_id);
+        }
         for o in outs {
             match o {
                 Out::Armed => {
@@ -509,8 +512,13 @@ impl Watch {
     /// back: a dead pane respawned).
     fn rescan(&mut self) {
         let Ok(all) = targets::list(&self.socket) else {
+            crate::trace!("rescan: no list");
             return;
         };
+        crate::trace!(
+            "rescan: {:?}",
+            all.iter().map(|r| r.pane_id.as_str()).collect::<Vec<_>>()
+        );
         for r in targets::select(&all, &self.scopes) {
             match self.index(&r.pane_id) {
                 None => self.add(r, true),

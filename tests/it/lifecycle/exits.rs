@@ -103,6 +103,7 @@ fn exits_respawns_and_kills_each_end_at_idle() {
     // An exit where remain-on-exit is off: the pane closes; nothing to go
     // to, so nothing is marked.
     let e = d.window();
+    d.s.wait_until(&e, "the watch to arm", || d.s.pane_watched(&e));
     d.s.tmux(&["set-option", "-w", "-t", &e, "remain-on-exit", "off"]);
     let n = d.any.count();
     d.s.type_line(&e, "exit");

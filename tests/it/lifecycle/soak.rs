@@ -166,29 +166,49 @@ fn a_day_of_panes_leaves_the_server_and_tmux_wait_at_idle_and_flat() {
             break;
         }
     }
-    let first = roles(&d);
     println!("soak: compared from round {r}, {made} panes made");
+    // Each role's figures after each round from here on. The /proc files
+    // a watch keeps open come and go with the processes it looks at (at
+    // most 48 a thread), and the attention watch starts anew each time
+    // attention is turned off and on: the most each held in the first
+    // rounds is compared with the most in the last ones.
+    let mut seen: Vec<Vec<(String, Held)>> = vec![roles(&d)];
     let target = made + want;
     while made < target {
         made += round(&mut d, r);
         d.idle(&format!("round {r} ({made} panes made)"));
+        let now = roles(&d);
+        let words: Vec<String> = now
+            .iter()
+            .map(|(n, h)| format!("{n} {} fds {} kB", h.fds, h.rss_kb))
+            .collect();
+        println!("soak: round {r}: {}", words.join(", "));
+        seen.push(now);
         r += 1;
     }
-    let last = roles(&d);
     println!(
         "soak: {made} panes made and destroyed in {r} rounds, {:.0} s",
         start.elapsed().as_secs_f64()
     );
-    let mut over = Vec::new();
-    for (name, a) in &first {
-        let b = last
+    let k = (seen.len() / 4).max(1);
+    let most = |rounds: &[Vec<(String, Held)>], name: &str| -> Held {
+        let mut m = Held::default();
+        for h in rounds
             .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, h)| *h)
-            .unwrap_or_default();
+            .flat_map(|r| r.iter().filter(|(n, _)| n == name).map(|(_, h)| *h))
+        {
+            m.fds = m.fds.max(h.fds);
+            m.rss_kb = m.rss_kb.max(h.rss_kb);
+        }
+        m
+    };
+    let mut over = Vec::new();
+    for (name, _) in &seen[0] {
+        let a = most(&seen[..k], name);
+        let b = most(&seen[seen.len() - k..], name);
         println!(
-            "soak: {name}: descriptors {} -> {}, memory {} -> {} kB",
-            a.fds, b.fds, a.rss_kb, b.rss_kb
+            "soak: {name}: at most {} descriptors and {} kB in the first {k} rounds, {} and {} kB in the last",
+            a.fds, a.rss_kb, b.fds, b.rss_kb
         );
         // Within 10 % (and a descriptor: a handful is 10 % of nothing).
         if b.fds as f64 > (a.fds as f64 * 1.1).max(a.fds as f64 + 1.0) {
@@ -196,6 +216,28 @@ fn a_day_of_panes_leaves_the_server_and_tmux_wait_at_idle_and_flat() {
         }
         if b.rss_kb as f64 > a.rss_kb as f64 * 1.1 {
             over.push(format!("{name}: memory {} -> {} kB", a.rss_kb, b.rss_kb));
+        }
+    }
+    if !over.is_empty() {
+        // What each holds, by kind (a number as N).
+        for (pid, name) in d.processes() {
+            let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
+            for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let t = std::fs::read_link(e.path())
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let t: String = t
+                    .split(|c: char| c.is_ascii_digit())
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("N");
+                *kinds.entry(t).or_default() += 1;
+            }
+            println!("soak: {name} ({pid}) holds {kinds:?}");
         }
     }
     assert!(over.is_empty(), "grew over {made} panes: {over:?}");
