@@ -1115,6 +1115,62 @@ def scenario_busy_panes(tmp, args, tables):
                 "loaded both times; no client attached." % (panes, busy)])
 
 
+# --------------------------------------------------- 15. a day of panes
+
+def scenario_soak(tmp, args, tables):
+    """The lifecycle soak (tests/it/lifecycle/soak.rs) at full size: panes
+    made and destroyed through every event of a pane's life, with the
+    plugin's attention and `any --ndjson` on one server; the idle after
+    each round, and what each process holds in the first and last rounds."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, TW_SOAK_PANES=str(args.soak_panes))
+    for k in ("TMUX", "TMUX_PANE", "TMUX_WAIT_MAX_SECONDS"):
+        env.pop(k, None)
+    cmd = ["cargo", "test", "--locked", "--release", "--test", "it",
+           "lifecycle::soak", "--", "--nocapture"]
+    t0 = time.monotonic()
+    out = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    took = time.monotonic() - t0
+    lines = (out.stdout + out.stderr).splitlines()
+    if out.returncode != 0:
+        tail = [l for l in lines if "panicked" in l or "grew" in l or "not at idle" in l]
+        tables.note("15. a day of panes", "The soak failed: %s" % "; ".join(tail[:3] or
+                                                                         lines[-3:]))
+        return
+    held = []
+    for l in lines:
+        m = re.match(r"soak: (.+): at most (\d+) descriptors and (\d+) kB in the first (\d+) "
+                     r"rounds, (\d+) and (\d+) kB in the last", l)
+        if m:
+            name, fa, ma, k, fb, mb = m.groups()
+            held.append([name, int(fa), int(fb), int(ma), int(mb),
+                         "%+.1f %%" % (100.0 * (int(mb) - int(ma)) / max(1, int(ma)))])
+    idle = []
+    for l in lines:
+        if l.startswith("after round "):
+            for part in l.split(": ", 1)[1].split("; "):
+                m = re.match(r"(.+) \(\d+\): (\d+) ticks, (\d+) wakeups", part)
+                if m:
+                    idle.append((m.group(1), int(m.group(2)), int(m.group(3))))
+    made = next((l for l in lines if l.startswith("soak: ") and "panes made and destroyed" in l),
+                "")
+    worst = {}
+    for name, t, w in idle:
+        a, b = worst.get(name, (0, 0))
+        worst[name] = (max(a, t), max(b, w))
+    rows = [[n, worst[n][0], worst[n][1]] for n in sorted(worst)]
+    tables.add("15. a day of panes: the most each process used in 2 s once the quiet time "
+               "had passed, over every round",
+               ["process", "clock ticks (most)", "wakeups (most)"], rows,
+               ["- %s (%.0f s with the build)." % (made[len("soak: "):], took)])
+    tables.add("15. a day of panes: what each process held, the most in the first and in the "
+               "last quarter of the rounds",
+               ["process", "descriptors first", "descriptors last", "memory first (kB)",
+                "memory last (kB)", "memory change"], held,
+               ["- compared from the round where tmux's message log (every command a client "
+                "sends, up to message-limit lines) is full."])
+
+
 # --------------------------------------------------- 12. real programs
 
 # A password prompt read from /dev/tty, as getpass does: echo off, the

@@ -53,6 +53,12 @@ tw_ensure_test_deps() {
         tw_apt_install musl-tools ||
             echo "tmux-wait: no musl-gcc; the tests that build release archives will fail" >&2
     fi
+    # The machine asleep while the wall clock moves (tests/it/lifecycle):
+    # libfaketime in the server under test.
+    if ! command -v faketime >/dev/null 2>&1; then
+        tw_apt_install faketime ||
+            echo "tmux-wait: no libfaketime; the test of a machine asleep will fail" >&2
+    fi
     # The tests run each shell's own line editor (bash, zsh, fish) and the
     # kernel's echo (dash); a test whose shell is missing is skipped and
     # says so.

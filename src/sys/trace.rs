@@ -1,8 +1,9 @@
-//! A trace of what a long watch saw, for the one who debugs it: with
+//! A trace of what a wait or a watch saw, for the one who debugs it: with
 //! `TMUX_WAIT_TRACE=FILE` in its environment, each line (a time since the
-//! epoch, then what happened) is appended to FILE; without it, nothing is
-//! done but one look at a flag. Not for users: a tool for the tests'
-//! hardest cases (a pane missed under load), named in CONTRIBUTING.
+//! epoch, the process, then what happened) is appended to FILE; without
+//! it, nothing is done but one look at a flag. Not for users: a tool for
+//! the hardest cases (a line taken for typed, a pane missed under load),
+//! named in CONTRIBUTING.
 
 use std::io::Write as _;
 use std::sync::{Mutex, OnceLock};

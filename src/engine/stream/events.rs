@@ -151,16 +151,13 @@ impl StreamSource {
         // A shell that just took a line may print its next prompt (PS2)
         // and read again at once.
         self.look_next = reading;
-        if let Some(t) = &mut self.trace {
-            let _ = writeln!(
-                t,
-                "{:?} {:?} {hint:?} about={} leader={:?}",
-                at,
-                String::from_utf8_lossy(&chunk.kept()),
-                self.probe.shell_about_to_read(),
-                self.probe.leader_pid()
-            );
-        }
+        crate::trace!(
+            "{:?} {:?} {hint:?} about={} leader={:?}",
+            at,
+            String::from_utf8_lossy(&chunk.kept()),
+            self.probe.shell_about_to_read(),
+            self.probe.leader_pid()
+        );
         match chunk {
             Chunk::Whole(data) => self.tracker.feed_hinted(data, at, hint),
             Chunk::Sieved(s) => {

@@ -21,7 +21,6 @@ use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 mod entry;
@@ -119,9 +118,6 @@ pub struct StreamSource {
     /// (a prompt written right after output) is known before the keys
     /// typed at it arrive.
     look_owed: bool,
-    /// `TMUX_WAIT_TRACE`: a file each chunk and what was said of its
-    /// writer is appended to (for diagnosing the echo rules).
-    trace: Option<std::fs::File>,
     /// Only lines this pattern can hit are wanted, and the last lines (see
     /// `PaneSource::only_lines_hit_by`).
     needed: Option<(std::sync::Arc<crate::matcher::Needed>, usize)>,
@@ -218,13 +214,6 @@ impl StreamSource {
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
             look_next: false,
             look_owed: false,
-            trace: std::env::var_os("TMUX_WAIT_TRACE").and_then(|p| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .ok()
-            }),
             needed: None,
             opened: Instant::now(),
             interval: setup.interval,
