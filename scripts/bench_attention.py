@@ -1132,11 +1132,11 @@ def scenario_soak(tmp, args, tables):
     out = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     took = time.monotonic() - t0
     lines = (out.stdout + out.stderr).splitlines()
+    failed = []
     if out.returncode != 0:
-        tail = [l for l in lines if "panicked" in l or "grew" in l or "not at idle" in l]
-        tables.note("15. a day of panes", "The soak failed: %s" % "; ".join(tail[:3] or
-                                                                         lines[-3:]))
-        return
+        failed = [l.strip() for l in lines
+                  if "grew over" in l or "not at idle" in l or "timed out" in l][:3] or \
+            [l.strip() for l in lines[-3:]]
     held = []
     for l in lines:
         m = re.match(r"soak: (.+): at most (\d+) descriptors and (\d+) kB in the first (\d+) "
@@ -1168,7 +1168,8 @@ def scenario_soak(tmp, args, tables):
                ["process", "descriptors first", "descriptors last", "memory first (kB)",
                 "memory last (kB)", "memory change"], held,
                ["- compared from the round where tmux's message log (every command a client "
-                "sends, up to message-limit lines) is full."])
+                "sends, up to message-limit lines) is full."] +
+               ["- the test failed: %s" % f for f in failed])
 
 
 # --------------------------------------------------- 12. real programs
