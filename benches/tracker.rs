@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tmux_wait::engine::vt::{Entry, LineTracker};
 use tmux_wait::matcher::{Needed, PatternList};
+use tmux_wait::pane::vt::{Entry, LineTracker};
 
 fn entry() -> Entry {
     Entry::blank(120)
@@ -86,7 +86,7 @@ fn frames_throughput(data: &[u8], re: &tmux_wait::matcher::Joined) -> f64 {
         let start = Instant::now();
         for chunk in data.chunks(16 * 1024) {
             let mut at = 0;
-            while let Some(run) = tmux_wait::engine::vt::frame_run(&chunk[at..], 120, re) {
+            while let Some(run) = tmux_wait::pane::vt::frame_run(&chunk[at..], 120, re) {
                 at += run.to;
             }
         }

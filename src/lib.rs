@@ -15,6 +15,7 @@ pub mod hub;
 pub mod matcher;
 pub mod mcp;
 pub mod notify;
+pub mod pane;
 pub mod plain;
 pub mod remote;
 pub mod report;

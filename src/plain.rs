@@ -1,7 +1,7 @@
 //! Plain bytes of a terminal stream, read without a parser: runs of
 //! printable ASCII, whole lines ended by the terminal's `\r\n`, and
 //! whether a VT parser fed some bytes stands in its ground state after
-//! them. Shared by the line tracker's bulk path (`engine::vt`) and the
+//! them. Shared by the line tracker's bulk path (`pane::vt`) and the
 //! hub's sieve (`hub::sieve`), which must agree on what a plain line is.
 
 /// Where the last `n` whole lines of `data` begin (0 when it holds fewer).

@@ -4,7 +4,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::time::{Duration, Instant};
-use tmux_wait::engine::vt::{Entry, LineTracker};
+use tmux_wait::pane::vt::{Entry, LineTracker};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {

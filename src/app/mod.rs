@@ -185,10 +185,7 @@ fn dispatch(command: Command, socket: Socket, servers: &[Socket], clamps: &mut C
             follow_request(socket, &a, clamps)
                 .and_then(|c| command::follow_run(&c, &a.id, a.mark.clone())),
         ),
-        Command::Hub(_) => done(crate::hub::serve(
-            &socket,
-            Some(crate::engine::vt::frame_run),
-        )),
+        Command::Hub(_) => done(crate::hub::serve(&socket)),
         Command::PipeFeed(a) => done(crate::hub::pipe_feed(&socket, &a.token)),
         Command::Watch(a) => match watch_request(socket, &a, clamps).and_then(|r| {
             clamps.announce(a.json);

@@ -184,7 +184,7 @@ pub(super) fn refuse_own_pane(socket: &Socket, target: Option<&str>) -> Result<(
 /// `Some(that terminal's device number)` where `/proc` tells it, `Some(None)`
 /// elsewhere. `None` when it has no terminal or runs in the background.
 pub(super) fn foreground_terminal() -> Option<Option<u64>> {
-    if crate::engine::shell::proc_available() {
+    if crate::pane::shell::proc_available() {
         let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
         // pid (comm) state ppid pgrp session tty_nr tpgid ...; comm may
         // hold spaces and parentheses: fields follow the last ')'.

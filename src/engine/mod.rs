@@ -6,16 +6,13 @@
 
 pub mod pidwatch;
 pub mod poll;
-pub mod probe;
-pub mod shell;
 pub mod stream;
-pub mod vt;
 
 use crate::error::{Error, Kind, Result};
 use crate::hub::EndReason;
+pub use crate::pane::vt::Candidate;
 use crate::tmux::{PaneInfo, Socket};
 use std::time::{Duration, Instant};
-pub use vt::Candidate;
 
 /// Which engine a wait uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +155,7 @@ pub trait PaneSource {
         (0, None)
     }
     /// The tail as the stream drew it up to now, when it can tell (see
-    /// [`vt::LineTracker::screen_tail`]): a verdict reached from the stream
+    /// [`crate::pane::vt::LineTracker::screen_tail`]): a verdict reached from the stream
     /// is reported without asking tmux again.
     fn seen_tail(&self) -> Option<Vec<String>> {
         None
@@ -171,7 +168,7 @@ pub trait PaneSource {
     /// Check the pane is still the one we watched and read its tail.
     fn finish(&mut self) -> Result<Final>;
     /// Only lines `needed` can hit, and the last `keep_last` lines, are
-    /// wanted in batches (see [`vt::LineTracker::set_needed`]): a source
+    /// wanted in batches (see [`crate::pane::vt::LineTracker::set_needed`]): a source
     /// may leave the others out. Polling keeps them all.
     fn only_lines_hit_by(&mut self, _needed: crate::matcher::Needed, _keep_last: usize) {}
 }

@@ -227,8 +227,8 @@ impl PollSource {
         // and printed in between would leave its line on the cursor's row
         // as it was (a wait for that line missed it).
         let reads = || {
-            super::shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0
-                == super::shell::Reads::Prompt
+            crate::pane::shell::reads(self.pane.pane_pid, &self.pane.pane_tty).0
+                == crate::pane::shell::Reads::Prompt
         };
         let before = reads();
         let s = self.state()?;

@@ -24,7 +24,7 @@ pub(super) struct Conn {
     pub(super) role: Role,
     pub(super) since: Instant,
     /// The lines the wait can use (see `sieve`), if it said.
-    pub(super) wants: Option<super::protocol::Wants>,
+    pub(super) wants: Option<crate::pane::skip::Wants>,
     /// Bytes of its pane's stream sent so far, and of them left out.
     pub(super) streamed: u64,
     pub(super) left_out: u64,

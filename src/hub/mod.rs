@@ -73,14 +73,11 @@ mod sieve;
 mod starts;
 mod tap;
 
+pub use crate::pane::skip::{FrameRun, Framed, Sieved, WHOLE, Wants};
 pub use client::{connect, path, read_entry};
 pub use feed::pipe_feed;
 pub use join::JoinPoint;
 pub use policy::{ENTRY_QUERIES, allowed, entry_queries};
-pub use protocol::{
-    Decoder, EndReason, Entry, Frame, Framed, HELLO, MAX_FRAME, Request, Sieved, WHOLE, Wants,
-    encode_raw,
-};
+pub use protocol::{Decoder, EndReason, Entry, Frame, HELLO, MAX_FRAME, Request, encode_raw};
 pub use server::serve;
-pub use sieve::{Cut, FrameRun, Framer, SIEVE_AFTER, Sieve};
-pub use tap::{LONGEST_HOLD, LONGEST_PAUSE};
+pub use sieve::{Cut, Framer, SIEVE_AFTER, Sieve};

@@ -51,7 +51,7 @@ const KEY_LISTENER: u64 = 0;
 const KEY_WAKE: u64 = 1;
 
 /// Run the server's hub until it is no longer needed.
-pub fn serve(socket: &Socket, framer: Option<Framer>) -> Result<()> {
+pub fn serve(socket: &Socket) -> Result<()> {
     // Detached and long-lived: keep no directory busy.
     let _ = std::env::set_current_dir("/");
     let path = super::path(socket)
@@ -93,7 +93,9 @@ pub fn serve(socket: &Socket, framer: Option<Framer>) -> Result<()> {
             .map(|m| (m.dev(), m.ino()))
     };
     let mine = inode(&path);
-    let mut hub = Hub::new(socket, framer)?;
+    // (A screen redrawn in place is parsed here once for all the waits on
+    // its pane: see `sieve`.)
+    let mut hub = Hub::new(socket, Some(crate::pane::vt::frame_run))?;
     // SIGTERM, SIGINT, SIGHUP: leave as when idle (pipes closed, socket
     // and lock file removed).
     {

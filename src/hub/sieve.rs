@@ -25,15 +25,15 @@
 //! are the prompts, questions and marks that waits and attention judge.
 //!
 //! But for one kind of run: a screen redrawn in place (an agent's while it
-//! works), which the hub's caller hands it a line tracker to parse once
-//! for all the waits ([`Framer`], `engine::vt::frame_run`): such a run is
+//! works), which the hub parses once for all the waits with the line
+//! tracker (`pane::vt::frame_run`, a [`Framer`]): such a run is
 //! left out of what two waits or more are sent when no line drawn in it is
 //! one a pattern hits, and a wait's tracker steps over it (see [`Framed`]).
 //! A line a pattern hits goes whole, and the runs after it are left out in
 //! turn: the hub asks the sieve again about the rest of the chunk.
 
-use super::protocol::{Framed, Sieved, Wants};
 use crate::matcher::Joined;
+use crate::pane::skip::{FrameRun, Framed, Sieved, Wants};
 use crate::plain::{Ground, bare_lines, start_of_last_lines, styled_line_text};
 use std::ops::ControlFlow;
 
@@ -74,25 +74,6 @@ impl Cut {
             frame: self.frame,
         }
     }
-}
-
-/// Where a screen redrawn in place may be left out of `bytes` (which
-/// start where a VT parser stands in ground): `start..head` is a cursor
-/// move after which a line tracker stands on an empty line at
-/// `from_cursor`; `head..to` draws no line the regex hits, in a screen
-/// `width` columns wide, and ends on an empty line at `cursor`, with
-/// `lines` line feeds and `text` characters written. Found by the line
-/// tracker (see `engine::vt::frame_run`), which the hub is given by the
-/// caller: the hub routes bytes and does not parse them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameRun {
-    pub start: usize,
-    pub head: usize,
-    pub to: usize,
-    pub lines: u64,
-    pub text: u64,
-    pub from_cursor: usize,
-    pub cursor: usize,
 }
 
 /// Finds a [`FrameRun`] in `bytes`, for a screen `width` wide.

@@ -15,16 +15,10 @@ const FLOOD_READ: usize = 4096;
 /// 0.9 s with ten waits on a redrawn screen (tmux's output to the pipe
 /// held back at 64 KiB per pause), and by 0.1 s on a flood of plain lines.
 const FULL_READ: usize = 48 << 10;
-/// How long a flooding pane's pipe is left alone after a read, for each
-/// wait on it up to four, then once more for every six waits past four,
-/// up to [`MOST_PAUSES`] times: all the waits on a flooding pane together
-/// wake about once a millisecond, and fifty of them (sieved, so cheap to
-/// wake: see `sieve`) once each 10 ms.
-const PAUSE: Duration = Duration::from_millis(1);
-const MOST_PAUSES: u32 = 10;
-/// The longest a flooding pane's pipe is left alone: a wait on it sees a
-/// gap this long between two pieces of a flood that goes on.
-pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
+// (How long a flooding pane's pipe is left alone after a read, and the
+// longest a flood is held: `pane::rhythm`, where the looks at the kernel
+// that must outlast them read them too.)
+use crate::pane::rhythm::{LONGEST_HOLD, MOST_PAUSES, PAUSE};
 /// With this many waits on a flooding pane, what its pipe gives is held
 /// and passed on at most every [`HOLD`] (or once the flood stops): each
 /// wait wakes a few dozen times a second, not hundreds, and the pipe is
@@ -34,14 +28,11 @@ pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
 /// +10 % with it, one run each (runs move by about 10 points).
 const HOLD_FROM: usize = 6;
 const HOLD: Duration = Duration::from_millis(25);
-/// When every wait on the pane said which lines it can use (`wants`) and
-/// the flood read since the hold began hits none of their patterns, the
-/// hold is `HOLD` once more for every ten waits past ten, up to
-/// [`LONGEST_HOLD`]: a wait then has nothing to wake for but the chunk's
-/// last lines, and fifty of them woke 2 300 to 2 700 times together in a
-/// flood of `seq 1 2000000` (0.6 s), 120 µs each, most of their CPU. A
-/// read that a pattern may hit ends the hold at `HOLD`.
-pub const LONGEST_HOLD: Duration = Duration::from_millis(100);
+// When every wait on the pane said which lines it can use (`wants`) and
+// the flood read since the hold began hits none of their patterns, the
+// hold is `HOLD` once more for every ten waits past ten, up to
+// `LONGEST_HOLD` (see `pane::rhythm`). A read that a pattern may hit ends
+// the hold at `HOLD`.
 /// The end of the flood's last line read is kept this long (bytes) to
 /// look for a pattern across two reads.
 const LAST_LINE: usize = 1024;
@@ -275,6 +266,7 @@ impl Tap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pane::rhythm::LONGEST_PAUSE;
 
     #[test]
     fn only_a_large_read_pauses_the_pipe_and_only_briefly() {

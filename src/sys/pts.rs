@@ -97,8 +97,28 @@ mod tests {
             .unwrap();
         let mine = super::super::procfs::pty_masters(me).unwrap();
         assert!(server_made(Some(me), &[Some(mine[0])]));
-        assert!(!server_made(Some(me), &[Some(u32::MAX)]));
-        // Unknown: maybe.
+        // Another program's terminal, still there: not the server's.
+        let theirs = std::process::Command::new("python3")
+            .args(["-c", "import os,sys,time; m,s=os.openpty(); print(os.ttyname(s), flush=True); time.sleep(30)"])
+            .stdout(std::process::Stdio::piped())
+            .spawn();
+        if let Ok(mut child) = theirs {
+            use std::io::BufRead;
+            let mut line = String::new();
+            let out = child.stdout.take().unwrap();
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+            let n: Option<u32> = line
+                .trim()
+                .strip_prefix("/dev/pts/")
+                .and_then(|n| n.parse().ok());
+            assert!(n.is_some(), "python3 opened no terminal: {line:?}");
+            assert!(!server_made(Some(me), &[n]));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // Gone already (its master closed at once): maybe the server's;
+        // unknown: maybe.
+        assert!(server_made(Some(me), &[Some(u32::MAX)]));
         assert!(server_made(Some(me), &[None]));
         assert!(server_made(None, &[Some(u32::MAX)]));
         drop(ptmx);

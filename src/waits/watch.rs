@@ -11,10 +11,10 @@
 
 use super::store::{store_for, store_of};
 use super::text::{self, TextRequest};
-use crate::engine::shell::line_editor_active;
 use crate::engine::{EngineKind, PaneSource, Setup, open_source};
 use crate::error::{Error, Kind, Result};
 use crate::notify::{self, Done, Options};
+use crate::pane::shell::line_editor_active;
 use crate::report::{WatchOutcome, bound_lines, sanitize, seconds};
 use crate::state::{self, LastResult, WatchRecord};
 use crate::tmux::{PaneInfo, Socket, resolve_pane};
@@ -119,7 +119,7 @@ pub fn watch(req: &WatchRequest) -> Result<WatchResult> {
     }
     // For --done: the command started before the watch; its process says when.
     let command_age = match req.kind {
-        WatchKind::Done => crate::engine::shell::foreground_age(pane.pane_pid),
+        WatchKind::Done => crate::pane::shell::foreground_age(pane.pane_pid),
         _ => None,
     };
     let record = WatchRecord {

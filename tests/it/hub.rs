@@ -519,7 +519,7 @@ w.flush()
 /// Ten waits on a screen redrawn in place ([`REDRAW`]): each gets exactly
 /// its line (one in each kind of frame), and most of the screen is left
 /// out of what each is sent: the hub parses the frames once for all of
-/// them (see `engine::vt::frames`).
+/// them (see `pane::vt::frames`).
 #[test]
 fn waits_on_a_redrawn_screen_get_their_line_with_most_of_it_left_out() {
     let s = TestServer::new();

@@ -12,13 +12,13 @@
 //! Queries go through tmux command clients (a few milliseconds each), never
 //! through a client attached to a session.
 
-use super::probe::ReaderProbe;
-use super::shell::{self, Reads, line_editor_active, tty_width};
-use super::vt::{Entry, Hint, Item, LineTracker};
 use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
+use crate::pane::probe::ReaderProbe;
+use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
+use crate::pane::vt::{Entry, Hint, Item, LineTracker};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::time::{Duration, Instant};
@@ -382,8 +382,9 @@ impl StreamSource {
             && !self.final_lines
             && self.inbox.sieves()
         {
-            self.inbox
-                .send(&super::vt::sieve_wants(n, keep_last, Some(self.tracker.width())).line());
+            self.inbox.send(
+                &crate::pane::vt::sieve_wants(n, keep_last, Some(self.tracker.width())).line(),
+            );
         }
         self.tracker.set_needed(needed, keep_last);
     }

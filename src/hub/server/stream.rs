@@ -4,10 +4,11 @@
 //! after its entry (`sync N`, `wants JSON`, `whole`) are answered.
 
 use super::super::conn::log;
-use super::super::protocol::{EndReason, Frame, WHOLE, Wants};
+use super::super::protocol::{EndReason, Frame};
 use super::super::sieve::SIEVE_AFTER;
 use super::super::tap::Tap;
 use super::{Hub, READ_PER_TURN, Role, bytes_waiting};
+use crate::pane::skip::{WHOLE, Wants};
 use std::io::ErrorKind;
 use std::os::fd::AsRawFd;
 use std::time::Instant;

@@ -6,7 +6,7 @@
 //! notification's message) or `idle`. It never fails the agent: whatever
 //! happens it exits 0 and prints nothing (an agent reads a hook's output).
 
-use crate::engine::vt::{RUN_OSC, RUN_TAG};
+use crate::pane::vt::{RUN_OSC, RUN_TAG};
 use crate::sys::procfs;
 use serde_json::Value;
 use std::io::{Read, Write};

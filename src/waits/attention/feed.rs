@@ -9,12 +9,12 @@
 //! need: history captures, cursors and the alignment of separate queries
 //! with the stream. A pane costs two descriptors and no thread.
 
-use crate::engine::probe::{ReaderProbe, SMALL_CHUNK};
-use crate::engine::shell::{self, Reads, line_editor_active, tty_width};
-use crate::engine::vt::{Entry, Hint, Item, LineTracker};
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::matcher::Needed;
+use crate::pane::probe::{ReaderProbe, SMALL_CHUNK};
+use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
+use crate::pane::vt::{Entry, Hint, Item, LineTracker};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -134,7 +134,7 @@ impl Feed {
         if !lines {
             let none = Needed::none();
             // The hub leaves the plain lines out too (see `hub::sieve`).
-            let wants = crate::engine::vt::sieve_wants(&none, 0, Some(tracker.width()));
+            let wants = crate::pane::vt::sieve_wants(&none, 0, Some(tracker.width()));
             if dec.sieves() {
                 let _ = (&conn).write_all(&wants.line());
             }

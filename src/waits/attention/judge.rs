@@ -7,7 +7,7 @@
 use super::machine::{Found, State};
 use super::profiles::{Profile, Profiles, Says};
 use super::unknown;
-use crate::engine::shell::{self, Reads};
+use crate::pane::shell::{self, Reads};
 use regex::Regex;
 use std::time::Duration;
 
@@ -387,7 +387,7 @@ mod tests {
     use super::*;
 
     fn re() -> Regex {
-        Regex::new(crate::engine::shell::DEFAULT_PROMPTS).unwrap()
+        Regex::new(crate::pane::shell::DEFAULT_PROMPTS).unwrap()
     }
 
     fn look(reads: Reads, line: &str, command: &str) -> Look {

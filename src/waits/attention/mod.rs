@@ -15,7 +15,7 @@
 //!   millisecond (at once after a short line left open: a question): who
 //!   is in the terminal's foreground, whether it sleeps in a read of the
 //!   terminal (a line, or key by key), the terminal's mode (no echo: a
-//!   password) — `engine::shell::reads`;
+//!   password) — `pane::shell::reads`;
 //! - **the screen**, captured once, for a program that reads key by key
 //!   and is not at a prompt a REPL draws: once still for 500 ms, a
 //!   profile's patterns (`profiles/agents.json`) say whether an agent

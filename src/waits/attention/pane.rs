@@ -21,11 +21,11 @@ use super::feed::{Feed, Read};
 use super::judge::{Look, Verdict, judge};
 use super::machine::{Change, Epoch, Found, Machine, State, Status, What};
 use super::profiles::Profiles;
-use crate::engine::shell::{self, Reads};
-use crate::engine::vt::{Item, Mark};
 use crate::error::{Error, Kind, Result};
 use crate::hub::EndReason;
 use crate::matcher::PatternList;
+use crate::pane::shell::{self, Reads};
+use crate::pane::vt::{Item, Mark};
 use crate::tmux::{PaneInfo, Socket};
 use regex::Regex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -111,7 +111,7 @@ impl Ctx {
             quiet_after,
             patterns,
             profiles,
-            prompt_re: Regex::new(crate::engine::shell::DEFAULT_PROMPTS)
+            prompt_re: Regex::new(crate::pane::shell::DEFAULT_PROMPTS)
                 .expect("the prompts are valid"),
         }
     }

@@ -9,8 +9,8 @@ use super::pane::{STILL, last_write_age, now_secs};
 use super::report::{PaneReport, PanesResult};
 use super::targets;
 use super::{PanesRequest, Profiles};
-use crate::engine::shell::{self, Reads};
 use crate::error::Result;
+use crate::pane::shell::{self, Reads};
 use crate::tmux::Socket;
 use regex::Regex;
 
@@ -23,7 +23,7 @@ const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_c
 pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
     let rows = targets::select(&targets::list(&req.socket)?, &scopes);
-    let re = Regex::new(crate::engine::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
+    let re = Regex::new(crate::pane::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
     let mut out = Vec::new();
     for r in rows {
         let s = look(&req.socket, &r, req, &re);

@@ -13,11 +13,11 @@
 
 use crate::clip::{ClipOptions, Lines, clip};
 use crate::cursor::{self, Missed, Record};
-use crate::engine::shell::{self, DEFAULT_PROMPTS, Reads};
 use crate::engine::stream::StreamSource;
-use crate::engine::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::engine::{CursorRead, Setup};
 use crate::error::{Error, Kind, Result};
+use crate::pane::shell::{self, DEFAULT_PROMPTS, Reads};
+use crate::pane::vt::{Item, Mark, RUN_OSC, RUN_TAG};
 use crate::report::{ExitSource, InputOutcome, OutputReason, OutputResult, RunResult, seconds};
 use crate::tmux::{PaneInfo, Socket, resolve_pane, resolve_pane_with};
 use regex::Regex;

@@ -7,7 +7,7 @@
 use super::super::judge::Look;
 use super::super::profiles::{Proc, Profiles, Says};
 use super::super::unknown;
-use crate::engine::shell::Reads;
+use crate::pane::shell::Reads;
 use crate::sys::procfs;
 use std::time::{Duration, Instant};
 

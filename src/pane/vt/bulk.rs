@@ -54,8 +54,8 @@ pub fn sieve_wants(
     needed: &crate::matcher::Needed,
     keep_last: usize,
     width: Option<usize>,
-) -> crate::hub::Wants {
-    crate::hub::Wants {
+) -> crate::pane::skip::Wants {
+    crate::pane::skip::Wants {
         pattern: needed.source().to_owned(),
         match_case: needed.match_case(),
         keep: keep_last.max(TRANSCRIPT_LINES),

@@ -58,16 +58,16 @@ const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// looked at is taken: a little longer than the hub leaves a flooding
 /// pane's pipe alone, so that a flood that goes on is not taken for quiet.
 const QUIET_BEFORE_LOOK: Duration =
-    crate::hub::LONGEST_PAUSE.saturating_add(Duration::from_millis(1));
+    crate::pane::rhythm::LONGEST_PAUSE.saturating_add(Duration::from_millis(1));
 /// While output keeps coming, the look owed for it is taken this often:
 /// a flood is read in pieces a few milliseconds apart, and each wait on
 /// the pane would otherwise read `/proc` for every few of them.
 const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
 /// The look owed after sieved output waits for this much quiet: the hub
-/// may pass a flood on [`crate::hub::LONGEST_HOLD`] apart, and each gap
+/// may pass a flood on [`crate::pane::rhythm::LONGEST_HOLD`] apart, and each gap
 /// passed for the flood's end (a third of fifty waits' CPU in a flood).
-const QUIET_AFTER_SIEVED: Duration = crate::hub::LONGEST_HOLD
-    .saturating_add(crate::hub::LONGEST_PAUSE.saturating_mul(2))
+const QUIET_AFTER_SIEVED: Duration = crate::pane::rhythm::LONGEST_HOLD
+    .saturating_add(crate::pane::rhythm::LONGEST_PAUSE.saturating_mul(2))
     .saturating_add(Duration::from_millis(1));
 /// A whole piece that comes this soon after a sieved one is the rest of
 /// the same read: the hub sends a read's sieved runs and its last lines
@@ -726,7 +726,7 @@ mod tests {
         // Output a moment ago, as in a flood between two of the hub's
         // reads: once the stream has stayed quiet long enough.
         assert_eq!(at(50, 1), now - ms(1) + QUIET_BEFORE_LOOK);
-        assert!(QUIET_BEFORE_LOOK > crate::hub::LONGEST_PAUSE);
+        assert!(QUIET_BEFORE_LOOK > crate::pane::rhythm::LONGEST_PAUSE);
         // Output still coming: each piece puts the look off again, up to
         // FLOW_LOOK_EVERY after the last look.
         assert_eq!(at(60, 0), now + QUIET_BEFORE_LOOK);
@@ -745,7 +745,10 @@ mod tests {
             p.shown_whole = whole;
             p.owed_look_at(now)
         };
-        assert!(QUIET_AFTER_SIEVED > crate::hub::LONGEST_HOLD + crate::hub::LONGEST_PAUSE);
+        assert!(
+            QUIET_AFTER_SIEVED
+                > crate::pane::rhythm::LONGEST_HOLD + crate::pane::rhythm::LONGEST_PAUSE
+        );
         assert_eq!(at(100, 0, false), now + QUIET_AFTER_SIEVED);
         assert_eq!(at(1000, 0, false), now + QUIET_AFTER_SIEVED);
         assert_eq!(at(1000, 30, false), now - ms(30) + QUIET_AFTER_SIEVED);

@@ -21,7 +21,7 @@
 //! is what the shell prints within [`PROMPT_WINDOW`] of switching it on.
 //!
 //! While a shell reads a line, who wrote a piece of text decides (see
-//! [`Hint`], from `engine::shell::ReaderProbe`): text the reading process
+//! [`Hint`], from `pane::shell::ReaderProbe`): text the reading process
 //! wrote itself is the echo of keys (or its own prompt, completion list,
 //! notice); text it did not write came from another writer (a background
 //! job, a server started with `&`, `wall`, a write to the tty) and is
@@ -57,7 +57,7 @@ pub const HOLD: Duration = Duration::from_millis(500);
 
 /// What the pane's terminal said about the process reading it when a chunk
 /// arrived (`None`: not known). The caller looks before feeding each
-/// chunk; see `engine::shell::ReaderProbe`.
+/// chunk; see `pane::shell::ReaderProbe`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hint {
     /// The process reading the terminal wrote anything since the last look.

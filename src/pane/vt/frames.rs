@@ -21,8 +21,8 @@
 //! column are all that changed.
 
 use super::*;
-use crate::hub::{FrameRun, Framed};
 use crate::matcher::Joined;
+use crate::pane::skip::{FrameRun, Framed};
 
 /// The CSI sequence at the start of `b` (`ESC [`, parameters, a final
 /// byte; no intermediates): its length and final. A private one (`ESC [
@@ -190,7 +190,12 @@ impl LineTracker {
     /// when the tracker did not stand where the run was taken to begin;
     /// the caller then asks for whole chunks from then on (see
     /// `skip_lines` and `skip_frames`).
-    pub fn feed_sieved_chunk(&mut self, s: &crate::hub::Sieved, at: Instant, hint: Hint) -> bool {
+    pub fn feed_sieved_chunk(
+        &mut self,
+        s: &crate::pane::skip::Sieved,
+        at: Instant,
+        hint: Hint,
+    ) -> bool {
         self.chunk_begins(at, hint);
         self.chunk_body(&s.head);
         let exact = match &s.frame {
@@ -289,8 +294,8 @@ mod tests {
     }
 
     /// What the hub sends for `data` with the run `r` left out.
-    fn sieved(data: &[u8], r: &FrameRun, width: usize) -> crate::hub::Sieved {
-        crate::hub::Sieved {
+    fn sieved(data: &[u8], r: &FrameRun, width: usize) -> crate::pane::skip::Sieved {
+        crate::pane::skip::Sieved {
             head: data[..r.head].to_vec(),
             lines: r.lines,
             text: r.text,
