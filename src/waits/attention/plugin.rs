@@ -29,6 +29,8 @@
 mod hooks;
 mod marks;
 mod menu;
+mod options;
+mod others;
 mod remote;
 mod tell;
 

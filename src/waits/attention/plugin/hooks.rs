@@ -20,7 +20,7 @@
 //! `swap-pane` runs no hook of its own; it changes the active pane of the
 //! windows it swaps between (`window-pane-changed`), except with `-d`.
 
-use super::marks::{MARK, VISIT, WINDOW};
+use super::options::{MARK, VISIT, WINDOW};
 use crate::error::{Error, Result};
 use crate::tmux::Socket;
 use crate::tmux::protocol::{format_escape, quote, sh_quote};

@@ -23,19 +23,8 @@ use crate::notify::format_safe;
 use crate::tmux::Socket;
 use crate::tmux::protocol::quote;
 
-pub(super) const MARK: &str = "@tmux-wait-attention-mark";
-const SINCE: &str = "@tmux-wait-attention-since";
-const WHAT: &str = "@tmux-wait-attention-what";
-const HELD: &str = "@tmux-wait-attention-held";
-/// The window option for `window-status-format`.
-pub const WINDOW: &str = "@tmux-wait-attention-window";
-/// The segment `#{tmux_wait_attention}` shows.
-pub const STATUS: &str = "@tmux_wait_attention";
-/// Set while some pane is marked or held: the visit hooks run only then.
-pub(super) const VISIT: &str = "@tmux-wait-attention-visit";
-/// Set on a pane once the watch knows where it stands: its changes from
-/// then on are marked (a format can show it; the tests wait for it).
-const WATCHED: &str = "@tmux-wait-attention-watched";
+use super::options::{HELD, MARK, SINCE, VISIT, WATCHED, WHAT};
+pub use super::options::{STATUS, WINDOW};
 
 /// A marked (or held) pane, as the options say.
 #[derive(Debug, Clone)]
@@ -255,7 +244,7 @@ pub(super) fn refresh(socket: &Socket) {
         i => i,
     };
     // (With the panes that need someone on other servers and hosts.)
-    let others = super::remote::others(socket);
+    let others = super::others::others(socket);
     let first = match (m.first(), others.first()) {
         (Some(a), Some(b)) if b.since < a.since => Some((&b.place, &b.mark)),
         (Some(a), _) => Some((&a.place, &a.mark)),
@@ -435,7 +424,7 @@ pub(super) fn clear_all(socket: &Socket) {
     let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
     unmark(socket, &panes);
     unwatch_all(socket);
-    super::remote::clear(socket);
+    super::others::clear(socket);
     refresh(socket);
 }
 
