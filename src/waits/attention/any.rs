@@ -36,6 +36,8 @@ pub fn any_armed(
         req.patterns.clone(),
         req.profiles.clone(),
     )?;
+    // (With --all, what each place found is kept to the end.)
+    w.forget_closed = !req.all;
     let done = |start: Instant, outcome, pane, panes, pending| AnyResult {
         outcome,
         pane,

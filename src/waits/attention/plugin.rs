@@ -342,6 +342,7 @@ fn watch(
         PatternList::new(&[], false, false, "--pattern").expect("no patterns"),
         profiles,
     )?;
+    w.forget_closed = true;
     let opts = notify::Options::read(socket);
     // The panes armed before every pane is: said together.
     let mut arming: Option<Vec<String>> = Some(Vec::new());

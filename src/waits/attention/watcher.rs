@@ -46,6 +46,9 @@ pub struct Entry {
     /// Which open of the pane's stream is awaited (a late answer to an
     /// earlier one is dropped).
     opening: u64,
+    /// A closed pane's place, free for the next new pane (see
+    /// [`Watch::forget_closed`]).
+    vacant: bool,
 }
 
 impl Entry {
@@ -112,6 +115,11 @@ pub struct Watch {
     /// Told only what changed of the descriptors waited on (see
     /// `sys::poller`): a turn costs what is ready, not every pane.
     poller: Poller,
+    /// The places of panes that closed are taken by new ones (the rescan
+    /// finds them closed), so that a watch over a day of panes stays the
+    /// size of the panes there are. Off where a caller keeps what each
+    /// place found (`any --all`).
+    pub forget_closed: bool,
     openers: Openers,
     buf: Vec<u8>,
     /// How the end of the tmux server is seen: a watch whose panes have
@@ -314,6 +322,7 @@ impl Watch {
             version,
             ctx: Ctx::new(socket.clone(), quiet_after, patterns, profiles),
             entries: Vec::new(),
+            forget_closed: false,
             unarmed: rows.len(),
             queue: VecDeque::new(),
             rx,
@@ -339,23 +348,44 @@ impl Watch {
             respawned: false,
             armed: false,
             opening: 0,
+            vacant: false,
         };
-        let i = match self
-            .entries
-            .iter()
-            .position(|x| x.row.pane_id == e.row.pane_id)
-        {
+        let i = match self.index(&e.row.pane_id) {
             Some(i) => {
                 e.respawned = true;
                 self.entries[i] = e;
                 i
             }
-            None => {
-                self.entries.push(e);
-                self.entries.len() - 1
-            }
+            None => match self.entries.iter().position(|x| x.vacant) {
+                Some(i) => {
+                    self.entries[i] = e;
+                    i
+                }
+                None => {
+                    self.entries.push(e);
+                    self.entries.len() - 1
+                }
+            },
         };
         self.open(i);
+    }
+
+    /// Pane `i` closed for good: its place goes free (its stream and its
+    /// state with it).
+    fn vacate(&mut self, i: usize) {
+        let mut row = self.entries[i].row.clone();
+        row.pane_id.clear();
+        let info = row.info(self.version);
+        self.entries[i] = Entry {
+            pane: PaneWatch::new(info, false),
+            row,
+            gone: true,
+            late: false,
+            respawned: false,
+            armed: true,
+            opening: 0,
+            vacant: true,
+        };
     }
 
     fn open(&mut self, i: usize) {
@@ -370,7 +400,9 @@ impl Watch {
     }
 
     fn index(&self, pane: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.row.pane_id == pane)
+        self.entries
+            .iter()
+            .position(|e| !e.vacant && e.row.pane_id == pane)
     }
 
     /// Take what pane `i` found.
@@ -519,6 +551,14 @@ impl Watch {
             "rescan: {:?}",
             all.iter().map(|r| r.pane_id.as_str()).collect::<Vec<_>>()
         );
+        if self.forget_closed {
+            for i in 0..self.entries.len() {
+                let e = &self.entries[i];
+                if e.gone && !e.vacant && !all.iter().any(|r| r.pane_id == e.row.pane_id) {
+                    self.vacate(i);
+                }
+            }
+        }
         for r in targets::select(&all, &self.scopes) {
             match self.index(&r.pane_id) {
                 None => self.add(r, true),
@@ -584,7 +624,7 @@ impl Watch {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != except)
+            .filter(|(i, e)| Some(*i) != except && !e.vacant)
             .map(|(_, e)| Pending {
                 pane_id: e.row.pane_id.clone(),
                 state: e.status().map_or("unknown", |s| s.state.as_str()),

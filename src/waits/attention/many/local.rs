@@ -74,6 +74,8 @@ pub fn watch(
             return;
         }
     };
+    // (What it found is said as it happens, by pane id.)
+    w.forget_closed = true;
     let mut armed_all = false;
     loop {
         let ev = match w.next(deadline) {
