@@ -102,7 +102,8 @@ fn round(d: &mut Day, r: usize) -> usize {
     ask(s, &split[1], "Moved? [y/N]");
     d.wait_mark(&split[1], "asking");
     s.tmux(&["break-pane", "-d", "-s", &split[1]]);
-    s.tmux(&["join-pane", "-d", "-s", &split[1], "-t", &w]);
+    // (Side by side: tmux 3.2a finds a fifth row of panes too small.)
+    s.tmux(&["join-pane", "-h", "-d", "-s", &split[1], "-t", &w]);
     s.tmux(&["swap-pane", "-s", &split[1], "-t", &split[2]]);
     s.tmux(&[
         "move-window",
