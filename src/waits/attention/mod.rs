@@ -26,6 +26,7 @@
 //! costs nothing, a command that runs silently is looked at a dozen times
 //! in its first 20 s and then only at `--quiet-after`.
 
+pub mod answer;
 mod any;
 mod feed;
 mod judge;
