@@ -1,6 +1,8 @@
 //! The options attention keeps in tmux itself, so that the key, the menu
 //! and the hooks read and clear them without talking to the watching
-//! process (see `marks` for what each means).
+//! process (see `marks` for what each means). Two that `answer` sets
+//! too live with it, below the plugin: `answer::BEGAN` (when a mark's
+//! question began) and `answer::ANSWERED` (who typed the last answer).
 
 pub(super) const MARK: &str = "@tmux-wait-attention-mark";
 pub(super) const SINCE: &str = "@tmux-wait-attention-since";
@@ -10,6 +12,11 @@ pub(super) const HELD: &str = "@tmux-wait-attention-held";
 pub const WINDOW: &str = "@tmux-wait-attention-window";
 /// The segment `#{tmux_wait_attention}` shows.
 pub const STATUS: &str = "@tmux_wait_attention";
+/// `on`: the segment says how long the first pane has waited.
+pub(super) const AGE: &str = "@tmux-wait-attention-age";
+/// The marked (or held) panes' ids, as the last refresh saw them (a pane
+/// that closed marked is found by its id missing).
+pub(super) const MARKED: &str = "@tmux-wait-attention-marked";
 /// Set while some pane is marked or held: the visit hooks run only then.
 pub(super) const VISIT: &str = "@tmux-wait-attention-visit";
 /// Set on a pane once the watch knows where it stands: its changes from
