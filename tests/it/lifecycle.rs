@@ -13,6 +13,7 @@
 //! in a test that ends in two seconds. What each event says is written
 //! down in docs/lifecycle.md.
 
+mod answers;
 mod clients;
 mod exits;
 mod jobs;
