@@ -8,10 +8,12 @@
 //! mark is found by `marks::refresh`, which keeps the marked panes' ids
 //! (the pane's options went with it: what it waited for is the log's
 //! last `needs` of it).
+//!
+//! It sits below `marks`, which clears marks and logs their ends here.
 
 use super::super::answer::ANSWERED;
 use super::super::machine::{Change, State, What};
-use super::marks::{Marked, marked_one};
+use super::options::Marked;
 use crate::state::{AttentionEvent, Store};
 use crate::tmux::Socket;
 
@@ -46,7 +48,17 @@ impl Journal {
     /// (boot clock); `seen`: on a person's screen.
     pub fn needs(&self, socket: &Socket, pane: &str, c: &Change, began: f64, seen: bool) {
         let Some(store) = &self.store else { return };
-        let place = marked_one(socket, pane).map_or(String::new(), |m| m.place().to_owned());
+        let place = socket
+            .run([
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{session_name}:#{window_index}",
+            ])
+            .ok()
+            .and_then(|l| l.into_iter().next())
+            .unwrap_or_default();
         let mut e = AttentionEvent::now("needs", pane, &place, began);
         e.state = Some(c.what.as_str().to_owned());
         e.reason = Some(c.status.reason.to_owned());

@@ -27,41 +27,9 @@ use crate::notify::format_safe;
 use crate::tmux::Socket;
 use crate::tmux::protocol::quote;
 
-use super::options::{AGE, HELD, MARK, MARKED, SINCE, VISIT, WATCHED, WHAT};
+pub(super) use super::options::Marked;
+use super::options::{AGE, HELD, MARK, MARKED, MARKED_FORMAT, SINCE, VISIT, WATCHED, WHAT};
 pub use super::options::{STATUS, WINDOW};
-
-/// A marked (or held) pane, as the options say.
-#[derive(Debug, Clone)]
-pub(super) struct Marked {
-    pub pane: String,
-    window: String,
-    pub mark: String,
-    since: f64,
-    what: String,
-    place: String,
-    /// The need began on a person's screen; it counts once they leave.
-    pub held: bool,
-    /// When its current word or question began, as the option holds it.
-    pub began: String,
-}
-
-impl Marked {
-    pub fn place(&self) -> &str {
-        &self.place
-    }
-
-    pub fn what(&self) -> &str {
-        &self.what
-    }
-
-    /// How long its current word or question has waited, at `now` (boot
-    /// clock).
-    pub fn waited(&self, now: f64) -> Option<f64> {
-        self.began.parse::<f64>().ok().map(|b| now - b)
-    }
-}
-
-const MARKED_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{@tmux-wait-attention-mark}\t#{@tmux-wait-attention-since}\t#{@tmux-wait-attention-held}\t#{@tmux-wait-attention-began}\t#{session_name}:#{window_index}\t#{@tmux-wait-attention-what}";
 
 /// Every marked or held pane, the longest waiting first.
 pub(super) fn marked(socket: &Socket) -> Vec<Marked> {
@@ -76,21 +44,12 @@ fn panes_and_marks(socket: &Socket) -> (Vec<String>, Vec<Marked>) {
         .run(["list-panes", "-a", "-F", MARKED_FORMAT])
         .unwrap_or_default()
     {
-        let f: Vec<&str> = l.splitn(8, '\t').collect();
-        panes.push(f[0].to_owned());
-        if f.len() < 8 || f[2].is_empty() || out.iter().any(|m| m.pane == f[0]) {
+        let Some(m) = Marked::parse(&l, &mut panes) else {
             continue;
+        };
+        if !out.iter().any(|x| x.pane == m.pane) {
+            out.push(m);
         }
-        out.push(Marked {
-            pane: f[0].to_owned(),
-            window: f[1].to_owned(),
-            mark: f[2].to_owned(),
-            since: f[3].parse().unwrap_or(0.0),
-            held: !f[4].is_empty(),
-            began: f[5].to_owned(),
-            place: f[6].to_owned(),
-            what: f[7].to_owned(),
-        });
     }
     out.sort_by(|a, b| a.since.total_cmp(&b.since));
     (panes, out)
@@ -103,17 +62,7 @@ pub(super) fn marked_one(socket: &Socket, pane: &str) -> Option<Marked> {
         .ok()?
         .into_iter()
         .next()?;
-    let f: Vec<&str> = line.splitn(8, '\t').collect();
-    (f.len() == 8 && f[0] == pane && !f[2].is_empty()).then(|| Marked {
-        pane: f[0].to_owned(),
-        window: f[1].to_owned(),
-        mark: f[2].to_owned(),
-        since: f[3].parse().unwrap_or(0.0),
-        held: !f[4].is_empty(),
-        began: f[5].to_owned(),
-        place: f[6].to_owned(),
-        what: f[7].to_owned(),
-    })
+    Marked::parse(&line, &mut Vec::new()).filter(|m| m.pane == pane)
 }
 
 /// The menu's words for a change: the state or event, and the question.
