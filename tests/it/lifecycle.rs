@@ -18,6 +18,7 @@ mod clients;
 mod exits;
 mod jobs;
 mod moves;
+mod phone;
 mod restart;
 mod sleep;
 mod soak;
