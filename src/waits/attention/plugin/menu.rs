@@ -41,7 +41,16 @@ pub fn menu(socket: &Socket, client: Option<&str>) -> Result<()> {
             quote(&format!("{base} {args} >/dev/null 2>&1"))
         )
     };
-    let mut marked = marked_items(socket, &run);
+    // (An answer refused exits 7, which run-shell would show in the
+    // pane as "returned 7", taking the keys typed next: its outcome is
+    // told as a message instead.)
+    let answer = |args: &str| {
+        format!(
+            "run-shell -b {}",
+            quote(&format!("{base} {args} >/dev/null 2>&1 || :"))
+        )
+    };
+    let mut marked = marked_items(socket, &answer);
     marked.extend(
         super::remote::menu_items(socket, &run)
             .into_iter()
