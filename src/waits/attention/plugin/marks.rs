@@ -514,3 +514,30 @@ pub(super) fn clear_session(socket: &Socket, session: &str) {
     set_each(socket, &panes, &["set-option", "-pqu"], WATCHED, None);
     refresh(socket);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_segments_age_in_minutes() {
+        assert_eq!(waited_words(0.0), "<1m");
+        assert_eq!(waited_words(59.9), "<1m");
+        assert_eq!(waited_words(60.0), "1m");
+        assert_eq!(waited_words(14.0 * 60.0 + 30.0), "14m");
+        assert_eq!(waited_words(2.0 * 3600.0 + 5.0 * 60.0), "2h05m");
+        assert_eq!(waited_words(3.0 * 86_400.0 + 4.0 * 3600.0), "3d04h");
+        // (A clock that went back, or nothing known: the first minute.)
+        assert_eq!(waited_words(-5.0), "<1m");
+        assert_eq!(waited_words(f64::NAN), "<1m");
+    }
+
+    #[test]
+    fn the_segment_is_pushed_again_as_each_minute_turns() {
+        assert_eq!(next_minute(100.0, 100.0), 160.0);
+        assert_eq!(next_minute(100.0, 159.9), 160.0);
+        assert_eq!(next_minute(100.0, 160.0), 220.0);
+        // A wait that began later than now (another clock): its first.
+        assert_eq!(next_minute(100.0, 50.0), 160.0);
+    }
+}
