@@ -95,6 +95,17 @@ fn wait_told(d: &Day, pane: &str, what: &str) {
     });
 }
 
+/// What `answer -t PANE --json` says of a pane now: its question and
+/// offers, or the error of a refusal.
+fn asked(s: &TestServer, pane: &str) -> Value {
+    let out = s
+        .tw()
+        .args(["answer", "-t", pane, "--json"])
+        .output()
+        .expect("tmux-wait answer");
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
 /// The attention log, as `tmux-wait log --json` gives it.
 pub(crate) fn log(s: &TestServer) -> Vec<Value> {
     let out = s
@@ -275,10 +286,13 @@ fn a_question_that_changed_after_the_menu_was_drawn_gets_no_key() {
     }
     d.person.keys(&["Enter"]);
     wait_told(&d, &a, "nothing typed");
-    std::thread::sleep(Duration::from_millis(500));
+    // (The menu's `answer` has ended: a key it typed is in the terminal
+    // before this one, and would show in what the question got.)
+    d.s.tmux(&["send-keys", "-t", &a, "n", "Enter"]);
+    d.s.wait_until(&a, "our own answer", || d.s.capture(&a).contains("got ["));
     let shown = d.s.capture(&a);
     assert!(
-        shown.trim_end().ends_with("Second? [y/N]") && !shown.contains("got ["),
+        shown.contains("got [n] for the second"),
         "a key reached the second question:\n{shown}"
     );
     d.idle("a menu's answer to a question that changed");
@@ -296,12 +310,15 @@ fn a_question_that_changed_after_the_menu_was_drawn_gets_no_key() {
     d.person.prefixed(&d.s, "M-w");
     d.person
         .wait_for_screen(&format!("go to {b} main:2 asking: Same? [y/N]"));
+    let first = asked(&d.s, &b)["pid"].clone();
     signal(pid.trim(), "USR1");
     d.s.wait_until(&b, "the child's question", || {
         d.s.capture(&b).matches("Same? [y/N]").count() == 2
     });
-    // (Its read, once it reads.)
-    std::thread::sleep(Duration::from_millis(300));
+    d.s.wait_until(&b, "the child to read", || {
+        let now = asked(&d.s, &b);
+        now["outcome"] == "offers" && now["pid"] != first
+    });
     let items = choosable(&d.person.screen());
     let from = items
         .iter()
@@ -323,10 +340,11 @@ fn a_question_that_changed_after_the_menu_was_drawn_gets_no_key() {
             .count()
             >= 2
     });
-    std::thread::sleep(Duration::from_millis(500));
+    d.s.tmux(&["send-keys", "-t", &b, "n", "Enter"]);
+    d.s.wait_until(&b, "our own answer", || d.s.capture(&b).contains("got ["));
     let shown = d.s.capture(&b);
     assert!(
-        !shown.contains("got ["),
+        shown.contains("child got [n]"),
         "a key reached the other program:\n{shown}"
     );
     assert!(
@@ -378,7 +396,7 @@ fn a_password_gets_no_key_and_its_item_goes_there() {
     let b = script_window(
         &d,
         "unlock.sh",
-        "trap 'echo; python3 -c \"import getpass; getpass.getpass(\\\"Passphrase: \\\")\"; exec sleep 900' USR1\n\
+        "trap 'echo; python3 -c \"import getpass; print(\\\"typed [\\\" + getpass.getpass(\\\"Passphrase: \\\") + \\\"]\\\")\"; exec sleep 900' USR1\n\
          read -p 'Unlock? [y/N] ' x\necho \"got [$x]\"\nexec sleep 900\n",
     );
     d.wait_mark(&b, "asking");
@@ -391,8 +409,9 @@ fn a_password_gets_no_key_and_its_item_goes_there() {
     d.s.wait_until(&b, "the password prompt", || {
         d.s.capture(&b).contains("Passphrase:")
     });
-    // (Its read, once it reads.)
-    std::thread::sleep(Duration::from_millis(300));
+    d.s.wait_until(&b, "python to read the password", || {
+        asked(&d.s, &b)["error"]["kind"] == "password"
+    });
     let items = choosable(&d.person.screen());
     let from = items
         .iter()
@@ -409,7 +428,18 @@ fn a_password_gets_no_key_and_its_item_goes_there() {
     d.person.keys(&["Enter"]);
     d.s.wait_until(&b, "the person to be taken there", || d.on_screen() == b);
     wait_told(&d, &b, "reads a password");
-    assert!(!d.s.capture(&b).contains("got ["));
+    // (The refusal is told, not shown by run-shell in the pane.)
+    let mode = d.s.tmux(&["display-message", "-p", "-t", &b, "#{pane_in_mode}"]);
+    assert_eq!(mode.trim(), "0", "the pane was put in a mode");
+    // (A key the menu's `answer` typed would come before these.)
+    d.s.tmux(&["send-keys", "-t", &b, "-l", "secret"]);
+    d.s.tmux(&["send-keys", "-t", &b, "Enter"]);
+    d.s.wait_until(&b, "the password typed", || d.s.capture(&b).contains("typed ["));
+    let shown = d.s.capture(&b);
+    assert!(
+        shown.contains("typed [secret]") && !shown.contains("got ["),
+        "a key reached the password prompt:\n{shown}"
+    );
     d.idle("a menu's answer to a question that became a password");
 }
 
@@ -470,4 +500,86 @@ fn scripts_answer_only_the_question_they_name() {
         events_of(&d.s, &a),
         ["needs asking", "answered asking by=script choice=y"]
     );
+}
+
+#[test]
+fn the_log_lists_every_need_in_order_with_how_long_it_waited() {
+    let mut d = Day::start("set -g @tmux-wait-attention-age on");
+    let t0 = Instant::now();
+    // Asked, then answered by keys typed into the pane itself.
+    let a = d.window_running("read -p 'One? [y/N] ' x; echo \"got [$x]\"; exec sleep 900");
+    d.wait_mark(&a, "asking");
+    // The segment says how long the longest wait has lasted.
+    d.wait_segment(&a, "⚑1 main:1 asking <1m");
+    // Asked, then answered by a script.
+    let b = d.window_running("read -p 'Two? [y/N] ' x; echo \"got [$x]\"; exec sleep 900");
+    d.wait_mark(&b, "asking");
+    d.s.tmux(&["send-keys", "-t", &a, "y", "Enter"]);
+    d.s.wait_until(&a, "the typed answer", || d.s.capture(&a).contains("got [y]"));
+    d.wait_mark(&a, "");
+    let out = d.s.tw().args(["answer", "-t", &b, "n"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    d.wait_mark(&b, "");
+    // Asked, and the person goes there: seen; then its pane is closed
+    // while another asks: closed with its mark.
+    let c = d.window_running("read -p 'Three? [y/N] ' x; exec sleep 900");
+    d.wait_mark(&c, "asking");
+    let e = d.window_running("read -p 'Four? [y/N] ' x; exec sleep 900");
+    d.wait_mark(&e, "asking");
+    d.s.tmux(&["kill-pane", "-t", &e]);
+    d.s.wait_until(&c, "the closed pane's end in the log", || {
+        events_of(&d.s, &e).len() == 2
+    });
+    d.idle("the log's events");
+    let took = t0.elapsed().as_secs_f64();
+
+    assert_eq!(
+        events_of(&d.s, &a),
+        ["needs asking", "answered asking by=keys"]
+    );
+    assert_eq!(
+        events_of(&d.s, &b),
+        ["needs asking", "answered asking by=script choice=n"]
+    );
+    assert_eq!(events_of(&d.s, &e), ["needs asking", "gone asking how=closed"]);
+    // c still waits: its need is open, and says for how long.
+    let l = log(&d.s);
+    let open: Vec<&Value> = l.iter().filter(|e| e["waiting"].is_number()).collect();
+    assert_eq!(open.len(), 1, "{l:#?}");
+    assert_eq!(open[0]["pane"], c.as_str());
+    // In order, each end after its need, with how long it waited.
+    let boots: Vec<f64> = l.iter().map(|e| e["boot"].as_f64().unwrap()).collect();
+    assert!(boots.windows(2).all(|w| w[0] <= w[1]), "{l:#?}");
+    for e in l.iter().filter(|e| e["event"] != "needs") {
+        let need = l
+            .iter()
+            .rfind(|n| {
+                n["event"] == "needs"
+                    && n["pane"] == e["pane"]
+                    && n["boot"].as_f64() <= e["boot"].as_f64()
+            })
+            .unwrap_or_else(|| panic!("no need before {e}"));
+        let waited = e["waited"].as_f64().unwrap();
+        let span = e["boot"].as_f64().unwrap() - need["boot"].as_f64().unwrap();
+        assert!(
+            waited > 0.0 && waited <= took && (waited - span).abs() < 0.05,
+            "{e}: waited {waited}, span {span}"
+        );
+    }
+    // --since leaves the older out; the lines for people say the same.
+    let out = d.s.tw().args(["log", "--since", "1h"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), l.len(), "{text}");
+    assert!(
+        lines.iter().any(|x| x.contains(&format!("{a} main:1 answered (keys typed in the pane) after "))),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|x| x.contains(&format!("{c} main:3 needs you: asking (reads_line): Three? [y/N] (still waiting: "))),
+        "{text}"
+    );
+    let out = d.s.tw().args(["log", "--since", "1ms", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["events"].as_array().map(Vec::len), Some(0), "{v}");
 }
