@@ -135,7 +135,10 @@ fn told(conf: &str, http: &Http) -> (Day, String, Request) {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(!d.s.dir().join("PWNED").exists(), "pane text ran as a command");
+    assert!(
+        !d.s.dir().join("PWNED").exists(),
+        "pane text ran as a command"
+    );
     (d, a, r)
 }
 
@@ -171,5 +174,8 @@ fn a_webhook_gets_the_question_as_json() {
     assert_eq!(r.line, "POST /hook HTTP/1.1", "{r:?}");
     assert_eq!(r.header("Content-Type"), Some("application/json"), "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.body).expect("JSON");
-    assert_eq!(v, serde_json::json!({"text": format!("{a} asking: {QUESTION}")}));
+    assert_eq!(
+        v,
+        serde_json::json!({"text": format!("{a} asking: {QUESTION}")})
+    );
 }
