@@ -26,8 +26,8 @@
 //! costs nothing, a command that runs silently is looked at a dozen times
 //! in its first 20 s and then only at `--quiet-after`.
 
-mod any;
 pub mod answer;
+mod any;
 mod feed;
 mod judge;
 pub mod log;

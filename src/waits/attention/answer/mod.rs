@@ -216,8 +216,7 @@ pub fn row_of(socket: &Socket, target: &str) -> Result<Row> {
 
 /// One look at `r`, as `panes` judges it.
 pub fn seen(socket: &Socket, r: &Row, profiles: &Profiles, quiet_after: Duration) -> Seen {
-    let re =
-        regex::Regex::new(crate::pane::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
+    let re = regex::Regex::new(crate::pane::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
     look(socket, r, profiles, quiet_after, &re)
 }
 

@@ -72,4 +72,3 @@ impl Marked {
 }
 
 pub(super) const MARKED_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{@tmux-wait-attention-mark}\t#{@tmux-wait-attention-since}\t#{@tmux-wait-attention-held}\t#{@tmux-wait-attention-began}\t#{session_name}:#{window_index}\t#{@tmux-wait-attention-what}";
-
