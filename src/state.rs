@@ -9,7 +9,7 @@
 //! running watch and `last.json` for the last finished one. Files are
 //! written to a temporary name and renamed, so readers never see half a file.
 //! `attention.log` beside them keeps what attention saw happen
-//! ([`journal`]).
+//! (`journal`).
 
 mod journal;
 pub use journal::Event as AttentionEvent;

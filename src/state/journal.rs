@@ -145,7 +145,7 @@ impl Store {
         Ok(f)
     }
 
-    /// Append `e` to the attention log (rotated at [`FILE_MAX`]).
+    /// Append `e` to the attention log (rotated at `FILE_MAX`).
     pub fn journal(&self, e: &Event) -> Result<()> {
         self.journal_at(e, FILE_MAX)
     }

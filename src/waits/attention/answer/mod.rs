@@ -10,7 +10,7 @@
 //!    password, and be the question named (`--question` or
 //!    `--question-id`), read by the process named (`--pid`), begun when
 //!    named (`--since`; the menu: its mark's beginning);
-//! 2. the keys the chosen answer types ([`offers`]);
+//! 2. the keys the chosen answer types (`offers`);
 //! 3. right before sending, the pane is read again: the same process
 //!    still asleep reading the terminal the same way, the cursor and the
 //!    history where they were, the question's row unchanged;
