@@ -23,6 +23,10 @@ pub mod exit {
     /// `agents install|remove`: the settings file is read-only; nothing
     /// was written (the message shows what to change by hand).
     pub const READ_ONLY: i32 = 6;
+    /// `answer`: refused, nothing typed: the pane asks nothing, asks
+    /// another question than the one named, reads a password, or offers
+    /// no such answer.
+    pub const REFUSED: i32 = 7;
     /// `run`: the timeout ended the wait, the command goes on (as
     /// `timeout(1)`).
     pub const RUN_TIMED_OUT: i32 = 124;
@@ -44,6 +48,10 @@ pub mod exit {
         (
             READ_ONLY,
             "agents: a read-only settings file, nothing written",
+        ),
+        (
+            REFUSED,
+            "answer: refused, nothing typed (not the question named, none, a password)",
         ),
         (RUN_TIMED_OUT, "run: timed out, the command goes on"),
         (RUN_FAILED, "run: tmux-wait failed"),
@@ -101,8 +109,24 @@ pub enum Kind {
     NoHelper,
     /// `agents`: the settings file (or its directory) is read-only.
     ReadOnly,
+    /// `answer` refused to type: why.
+    Refused(Refusal),
     /// SIGINT, SIGTERM or SIGHUP arrived; the number is the signal's.
     Interrupted(i32),
+}
+
+/// Why `answer` typed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The pane asks nothing now.
+    NoQuestion,
+    /// It asks another question than the one named, another program
+    /// reads it, or it changed as the keys were about to go.
+    QuestionChanged,
+    /// It reads a password.
+    Password,
+    /// Its question offers no such answer.
+    NoSuchAnswer,
 }
 
 impl Kind {
@@ -125,6 +149,10 @@ impl Kind {
             Kind::HostUnreachable => "host_unreachable",
             Kind::NoHelper => "no_helper",
             Kind::ReadOnly => "read_only",
+            Kind::Refused(Refusal::NoQuestion) => "no_question",
+            Kind::Refused(Refusal::QuestionChanged) => "question_changed",
+            Kind::Refused(Refusal::Password) => "password",
+            Kind::Refused(Refusal::NoSuchAnswer) => "no_such_answer",
             Kind::Interrupted(_) => "interrupted",
         }
     }
@@ -133,6 +161,7 @@ impl Kind {
         match self {
             Kind::Interrupted(sig) => 128 + sig,
             Kind::ReadOnly => exit::READ_ONLY,
+            Kind::Refused(_) => exit::REFUSED,
             _ => exit::ERROR,
         }
     }
@@ -235,6 +264,7 @@ mod tests {
         assert_eq!(Kind::Interrupted(1).exit_code(), 129);
         assert_eq!(Kind::TooManyOpenFiles.exit_code(), 2);
         assert_eq!(Kind::ReadOnly.exit_code(), 6);
+        assert_eq!(Kind::Refused(Refusal::Password).exit_code(), 7);
     }
 
     #[test]

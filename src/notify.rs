@@ -134,7 +134,7 @@ pub fn refresh_status(socket: &Socket, store: &Store, opts: &Options) {
 }
 
 /// A duration in the status line: `4s`, `2m05s`, `1h02m`.
-fn took(secs: f64) -> String {
+pub fn took(secs: f64) -> String {
     let s = if secs.is_finite() && secs > 0.0 {
         secs.round() as u64
     } else {
@@ -149,6 +149,12 @@ fn took(secs: f64) -> String {
 
 /// Local `HH:MM` of a time in seconds since the epoch.
 fn clock(secs: u64) -> String {
+    local_time(secs, false)
+}
+
+/// Local `HH:MM` (`with_seconds`: `HH:MM:SS`) of a time in seconds since
+/// the epoch.
+pub fn local_time(secs: u64, with_seconds: bool) -> String {
     // (libc deprecates the name on musl, where its width is to change;
     // localtime_r takes it all the same.)
     #[allow(deprecated)]
@@ -158,7 +164,11 @@ fn clock(secs: u64) -> String {
     if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
         return String::new();
     }
-    format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
+    if with_seconds {
+        format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    } else {
+        format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
+    }
 }
 
 /// What finished, for the messages and the hook.

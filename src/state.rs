@@ -8,6 +8,11 @@
 //! it one directory per server (`server-<pid>-<start time>`), holding `watch-<id>.json` (0600) for each
 //! running watch and `last.json` for the last finished one. Files are
 //! written to a temporary name and renamed, so readers never see half a file.
+//! `attention.log` beside them keeps what attention saw happen
+//! (`journal`).
+
+mod journal;
+pub use journal::Event as AttentionEvent;
 
 use crate::error::{Error, Kind, Result};
 use serde::{Deserialize, Serialize};
@@ -119,9 +124,10 @@ pub fn user_dir(sub: &str) -> Result<PathBuf> {
 }
 
 /// Remove the directories of servers that are gone (their pid no longer
-/// runs) when they hold nothing but lock files, so servers coming and going
-/// leave nothing behind. One that still holds a record is left alone, and so
-/// is one whose pid was reused.
+/// runs) when they hold nothing but lock files and the attention log (a
+/// gone server's events: `log` shows those of the server it asks), so
+/// servers coming and going leave nothing behind. One that still holds a
+/// record is left alone, and so is one whose pid was reused.
 fn prune_gone_servers(base: &Path) {
     let Ok(entries) = fs::read_dir(base) else {
         return;
@@ -147,10 +153,14 @@ fn prune_gone_servers(base: &Path) {
             continue;
         };
         let inside: Vec<_> = inside.flatten().map(|f| f.path()).collect();
-        if inside
-            .iter()
-            .all(|f| f.extension().is_some_and(|x| x == "lock") && f.is_file())
-        {
+        let removable = |f: &PathBuf| {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            f.is_file()
+                && (f.extension().is_some_and(|x| x == "lock")
+                    || name == "attention.log"
+                    || name == "attention.log.1")
+        };
+        if inside.iter().all(removable) {
             for f in &inside {
                 let _ = fs::remove_file(f);
             }
@@ -429,6 +439,7 @@ mod tests {
             fs::create_dir(d).unwrap();
         }
         fs::write(gone_locks.join("listener-61.lock"), "").unwrap();
+        fs::write(gone_locks.join("attention.log"), "{}\n").unwrap();
         fs::write(gone_with_records.join("watch-1.json"), "{}").unwrap();
         fs::write(gone_with_records.join("listener-61.lock"), "").unwrap();
         prune_gone_servers(base);

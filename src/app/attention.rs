@@ -3,7 +3,9 @@
 
 use super::requests::{Clamps, duration, validate_target};
 use super::{fail, print, show};
-use crate::cli::{AnyArgs, AttentionArgs, AttentionCommand, ManyArgs, PanesArgs};
+use crate::cli::{
+    AnswerArgs, AnyArgs, AttentionArgs, AttentionCommand, LogArgs, ManyArgs, PanesArgs,
+};
 use crate::error::{Error, Kind, Result, exit};
 use crate::matcher::PatternList;
 use crate::tmux::Socket;
@@ -227,5 +229,70 @@ pub(super) fn attention_command(socket: Socket, a: AttentionArgs) -> i32 {
     match r {
         Ok(()) => exit::OK,
         Err(e) => fail(&e, false),
+    }
+}
+
+pub(super) fn answer_command(socket: Socket, a: &AnswerArgs, clamps: &mut Clamps) -> i32 {
+    use attention::answer::{self, AnswerRequest, By};
+    let client = a.client.clone().filter(|c| !c.is_empty());
+    let by = if a.from_menu {
+        By::Menu {
+            client: client.clone(),
+        }
+    } else {
+        By::Script
+    };
+    let req = (|| {
+        validate_target(&a.target)?;
+        if a.question.is_some() && a.question_id.is_some() {
+            return Err(Error::usage(
+                "--question and --question-id name the same thing: give one",
+            ));
+        }
+        if a.since.is_some_and(|s| !s.is_finite()) {
+            return Err(Error::usage("--since: not a time"));
+        }
+        Ok(AnswerRequest {
+            target: a.target.clone(),
+            choice: a.choice.clone(),
+            question: a.question.clone(),
+            question_id: a.question_id.clone(),
+            pid: a.pid,
+            since: a.since,
+            began: a.began.clone(),
+            by: by.clone(),
+            timeout: clamps.timeout(&a.timeout, None)?,
+            quiet_after: attention::QUIET_AFTER,
+            profiles: profiles(a.profiles.as_deref())?,
+            socket: socket.clone(),
+        })
+    })();
+    let r = req.and_then(|r| answer::answer(&r));
+    if let By::Menu { client } = &by {
+        attention::plugin::told(&socket, client.as_deref(), &a.target, &r);
+    }
+    match r {
+        Ok(r) => {
+            show(a.json, &r, || r.human());
+            r.exit_code()
+        }
+        Err(e) => fail(&e, a.json),
+    }
+}
+
+pub(super) fn log_command(socket: Socket, a: &LogArgs) -> i32 {
+    let r = (|| {
+        let since = match &a.since {
+            Some(v) => Some(duration("--since", v)?),
+            None => None,
+        };
+        attention::log::log(&attention::log::LogRequest { socket, since })
+    })();
+    match r {
+        Ok(r) => {
+            show(a.json, &r, || r.human());
+            exit::OK
+        }
+        Err(e) => fail(&e, a.json),
     }
 }

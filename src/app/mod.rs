@@ -225,6 +225,8 @@ fn dispatch(command: Command, socket: Socket, servers: &[Socket], clamps: &mut C
         Command::Hooks(a) => hooks_command(&socket, a.command),
         Command::Any(a) => attention::any_command(socket, servers, &a, clamps),
         Command::Panes(a) => attention::panes_command(socket, servers, &a),
+        Command::Answer(a) => attention::answer_command(socket, &a, clamps),
+        Command::Log(a) => attention::log_command(socket, &a),
         Command::Remote(a) => remote::remote_command(a),
         Command::Attention(a) => attention::attention_command(socket, a),
         Command::Mcp => crate::mcp::run(socket),

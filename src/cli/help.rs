@@ -5,8 +5,9 @@ pub const EXIT_CODES: &str = "\
 Exit codes: each command's --help lists its own. In short: 0 done, 1 timed
 out, 2 error; text also 3 (a --stop pattern) and 4 (alternate screen);
 channel 5 (signalled with a non-zero --status); agents 6 (a read-only
-settings file); run exits like timeout(1) (the command's status, 124,
-125); 129/130/143 when interrupted by SIGHUP/SIGINT/SIGTERM.
+settings file); answer 7 (refused: nothing typed); run exits like
+timeout(1) (the command's status, 124, 125); 129/130/143 when interrupted
+by SIGHUP/SIGINT/SIGTERM.
 
 With --json, one JSON object is printed on stdout, errors included:
 {\"error\": {\"kind\": ..., \"message\": ...}}. Errors also print one line on stderr.";
@@ -240,3 +241,55 @@ Exit codes:
   2    error (bad usage, no such pane or a dead one, server gone, out of
        file descriptors)
   129/130/143  interrupted by SIGHUP/SIGINT/SIGTERM";
+
+pub const ANSWER_HELP: &str = "\
+Without CHOICE it shows the question the pane asks now, its id, the
+process that reads it, and the answers it offers:
+  y, n       for [y/N], [Y/n], (y/n), [yes/no] (typed as the question
+             spells them, then Enter)
+  y, n, d    for (Y)es/(N)o/(D)on't ask again (aider), then Enter
+  1, 2, 3    an agent's numbered options (Claude Code, Codex, Copilot CLI:
+             the digit alone picks it)
+  y, n       for [y] Approve  [n] Deny (Cline: the key alone)
+  enter      for Press Enter to continue
+
+With CHOICE it types that answer's keys (send-keys, literally) only if
+the pane still asks, the question is not a password's, and it is the one
+named: --question TEXT (the question of panes --json), --question-id ID,
+--pid PID (the same program reads it), --since SECS. Right before the keys
+go, the pane is read again (who reads its terminal, its cursor, the
+question's row); what is left is the millisecond or two tmux takes to
+write them. Then it watches the pane for --timeout: it moved on when its
+state, its question or its reader changed.
+
+  q=$(tmux-wait panes -t %3 --json | jq -r '.panes[0].question')
+  tmux-wait answer -t %3 --question \"$q\" y
+
+Each answer goes in the server's attention log (tmux-wait log).
+
+Exit codes:
+  0    typed, and the pane moved on (without CHOICE: it asks, shown)
+  1    typed, but the pane did not move on within --timeout
+  2    error: bad usage, no server, no such pane
+  7    refused, nothing typed: the pane asks nothing, asks another
+       question than the one named (or another program reads it, or it
+       changed as the keys were about to go), reads a password, or
+       offers no such answer";
+
+pub const LOG_HELP: &str = "\
+Attention (the plugin's, while it is on) keeps every event of the server
+in its private state directory: a pane needs you (asking, prompt, exited,
+bell: when, the question), and how that ended: answered (by keys typed
+in the pane, the menu or a script's `tmux-wait answer`, with the answer)
+or gone (seen, working again, closed, respawned, attention off), with how
+long it waited. A need not over yet says how long it has waited so far.
+Events are listed in the order they happened (on the clock of the time
+since boot, which no setting of the wall clock moves), with the wall
+clock's time. The log keeps the newest events: at most about 2 MB.
+
+  tmux-wait log --since 2h
+  tmux-wait log --json | jq '.events[] | select(.event == \"answered\")'
+
+Exit codes:
+  0    printed
+  2    error: bad usage, no server";

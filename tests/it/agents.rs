@@ -100,6 +100,10 @@ struct Agent {
     mcp: bool,
     /// Its output stays on the main screen (old questions stay visible).
     inline: bool,
+    /// The approval is answered as the plugin's menu answers it: `answer
+    /// -t PANE --question-id ID --pid PID CHOICE` with what `answer -t
+    /// PANE` offered (this choice must be among them), not with `keys`.
+    answer: Option<&'static str>,
 }
 
 const ENTER: &[&str] = &["Enter"];
@@ -173,6 +177,7 @@ const CLAUDE: Agent = Agent {
     exit: "/exit",
     mcp: true,
     inline: false,
+    answer: Some("1"),
 };
 
 const CODEX: Agent = Agent {
@@ -223,6 +228,7 @@ const CODEX: Agent = Agent {
     exit: "/quit",
     mcp: true,
     inline: false,
+    answer: Some("1"),
 };
 
 const GEMINI: Agent = Agent {
@@ -274,6 +280,7 @@ const GEMINI: Agent = Agent {
     exit: "/quit",
     mcp: true,
     inline: false,
+    answer: None,
 };
 
 const QWEN: Agent = Agent {
@@ -307,6 +314,7 @@ const QWEN: Agent = Agent {
     exit: "/quit",
     mcp: true,
     inline: false,
+    answer: None,
 };
 
 const AIDER: Agent = Agent {
@@ -373,6 +381,7 @@ const AIDER: Agent = Agent {
     exit: "/exit",
     mcp: false,
     inline: true,
+    answer: None,
 };
 
 const OPENCODE: Agent = Agent {
@@ -410,6 +419,7 @@ const OPENCODE: Agent = Agent {
     exit: "/exit",
     mcp: false,
     inline: false,
+    answer: None,
 };
 
 const COPILOT: Agent = Agent {
@@ -448,6 +458,7 @@ const COPILOT: Agent = Agent {
     exit: "/exit",
     mcp: false,
     inline: false,
+    answer: None,
 };
 
 const PI: Agent = Agent {
@@ -483,6 +494,7 @@ const PI: Agent = Agent {
     exit: "/quit",
     mcp: false,
     inline: false,
+    answer: None,
 };
 
 const CLINE: Agent = Agent {
@@ -514,6 +526,7 @@ const CLINE: Agent = Agent {
     exit: "/exit",
     mcp: false,
     inline: false,
+    answer: None,
 };
 
 #[test]
@@ -1280,6 +1293,62 @@ impl<'a> Run<'a> {
                 == "$"
     }
 
+    /// Answer the pane's question with `choice` as the plugin's menu
+    /// does: what `answer -t PANE --json` offers, then `answer` with the
+    /// question's id and its reader. Whether it was offered, typed and the
+    /// agent moved on, and what was seen. (Not offered: the scene's keys,
+    /// so that the run goes on.)
+    fn answer(&self, choice: &str) -> (bool, String) {
+        let mut c = self.s.tw();
+        c.args(["answer", "-t", &self.pane, "--json"]);
+        let f = run_bounded(c);
+        let v = f.json();
+        let offered: Vec<String> = v["offers"]
+            .as_array()
+            .map(|o| {
+                o.iter()
+                    .filter_map(|x| x["choice"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (Some(id), true) = (
+            v["question_id"].as_str(),
+            offered.iter().any(|o| o == choice),
+        ) else {
+            self.keys(self.a.approval.keys);
+            return (
+                false,
+                format!(
+                    "not offered: {offered:?} for {} ({})",
+                    v["question"],
+                    f.stderr.trim()
+                ),
+            );
+        };
+        let mut c = self.s.tw();
+        c.args(["answer", "-t", &self.pane, "--question-id", id]);
+        if let Some(pid) = v["pid"].as_u64() {
+            c.args(["--pid", &pid.to_string()]);
+        }
+        c.args(["--json", "--", choice]);
+        let f = run_bounded(c);
+        let r = f.json();
+        let ok = f.code == Some(0) && r["outcome"] == "moved_on";
+        (
+            ok,
+            format!(
+                "offered {offered:?}; exit {:?}, {} with keys {}{}",
+                f.code,
+                r["outcome"],
+                r["keys"],
+                r["error"]["message"]
+                    .as_str()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            ),
+        )
+    }
+
     fn panes(&self) -> Obs {
         let mut c = self.s.tw();
         c.args(["panes", "-t", &self.pane, "--json"]);
@@ -1683,15 +1752,29 @@ impl<'a> Run<'a> {
         let runs = |_: &Run, s: &str| {
             bottom(s).contains(a.running) && (a.inline || !s.contains(a.approval.marker))
         };
-        let approve = |r: &Run| r.keys(a.approval.keys);
-        if !self.simple(
+        let answered = std::cell::RefCell::new(None);
+        let approve = |r: &Run| match a.answer {
+            Some(choice) => *answered.borrow_mut() = Some(r.answer(choice)),
+            None => r.keys(a.approval.keys),
+        };
+        let ok = self.simple(
             "approved: the command's work",
             Want::working(a.name),
             None,
             &approve,
             &runs,
             hold,
-        ) {
+        );
+        if let (Some(choice), Some((good, observed))) = (a.answer, answered.take()) {
+            self.row(
+                "approval: answered as the menu does",
+                format!("{choice} offered, typed, and the agent moved on"),
+                observed,
+                good,
+                String::new(),
+            );
+        }
+        if !ok {
             return false;
         }
         let mut any = Some(any);

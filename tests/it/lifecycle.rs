@@ -13,10 +13,12 @@
 //! in a test that ends in two seconds. What each event says is written
 //! down in docs/lifecycle.md.
 
+mod answers;
 mod clients;
 mod exits;
 mod jobs;
 mod moves;
+mod phone;
 mod restart;
 mod sleep;
 mod soak;

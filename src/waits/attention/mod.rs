@@ -26,9 +26,11 @@
 //! costs nothing, a command that runs silently is looked at a dozen times
 //! in its first 20 s and then only at `--quiet-after`.
 
+pub mod answer;
 mod any;
 mod feed;
 mod judge;
+pub mod log;
 mod machine;
 pub mod many;
 mod pane;

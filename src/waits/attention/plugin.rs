@@ -27,6 +27,7 @@
 //! only ours are removed when attention goes off.
 
 mod hooks;
+mod journal;
 mod marks;
 mod menu;
 mod options;
@@ -35,11 +36,12 @@ mod remote;
 mod tell;
 
 use hooks::{add_hooks, remove_hooks};
-pub use marks::{STATUS, WINDOW, menu_items, visit};
+use journal::{End, Journal};
 use marks::{
-    clear_all, clear_session, mark, mark_of, on_screen, outlasts_a_visit, refresh, reword, unmark,
-    unwatch_all, watched,
+    Marked, clear_all, clear_session, mark, marked_one, next_minute, on_screen, outlasts_a_visit,
+    refresh, regrow, reword, unmark, unwatch_all, watched, words_of,
 };
+pub use marks::{STATUS, WINDOW, visit};
 pub use menu::menu;
 pub use remote::go;
 
@@ -344,10 +346,17 @@ fn watch(
     )?;
     w.forget_closed = true;
     let opts = notify::Options::read(socket);
+    let mut k = Keeper {
+        journal: Journal::open(socket),
+        tick: None,
+    };
+    k.refresh(socket);
     // The panes armed before every pane is: said together.
     let mut arming: Option<Vec<String>> = Some(Vec::new());
     loop {
-        let Some(ev) = w.next(Instant::now() + Duration::from_secs(86_400))? else {
+        let Some(ev) = w.next(k.deadline())? else {
+            // The segment's age, a minute on.
+            k.refresh(socket);
             continue;
         };
         match ev {
@@ -358,12 +367,13 @@ fn watch(
                 }
                 let pane = e.row.pane_id.clone();
                 if is_need(&c) {
-                    needs(socket, &w, i, &pane, &c, &opts);
+                    needs(socket, &w, i, &pane, &c, &opts, &mut k);
                 } else if matches!(c.what, What::State(State::Working | State::Quiet))
-                    && mark_of(socket, &pane).is_some()
+                    && let Some(m) = marked_one(socket, &pane)
                 {
                     unmark(socket, &[pane]);
-                    refresh(socket);
+                    k.journal.over(socket, &m, End::MovedOn, None);
+                    k.refresh(socket);
                 }
             }
             Event::Gone(i) => {
@@ -373,7 +383,7 @@ fn watch(
                     .status()
                     .is_none_or(|s| s.reason != "pane_dead")
                 {
-                    refresh(socket);
+                    k.refresh(socket);
                 }
                 // The sessions watched are gone (with every session, a new
                 // one may come).
@@ -393,11 +403,12 @@ fn watch(
                     }
                 }
                 if e.respawned
-                    && let Some((m, _)) = mark_of(socket, &e.row.pane_id)
-                    && m == What::State(State::Exited).as_str()
+                    && let Some(m) = marked_one(socket, &e.row.pane_id)
+                    && m.mark == What::State(State::Exited).as_str()
                 {
                     unmark(socket, std::slice::from_ref(&e.row.pane_id));
-                    refresh(socket);
+                    k.journal.over(socket, &m, End::Gone("respawned"), None);
+                    k.refresh(socket);
                 }
                 // A question already asked when attention came on (turned
                 // on, the plugin reloaded, the server restarted with it)
@@ -408,7 +419,7 @@ fn watch(
                     && !offs.contains(&e.row.session_id)
                     && let Some(st) = e.status()
                     && st.state == State::Asking
-                    && mark_of(socket, &e.row.pane_id).is_none()
+                    && marked_one(socket, &e.row.pane_id).is_none()
                 {
                     let c = Change {
                         what: What::State(State::Asking),
@@ -417,8 +428,9 @@ fn watch(
                     };
                     let pane = e.row.pane_id.clone();
                     let seen = on_screen(socket).contains(&pane);
-                    mark(socket, &pane, &c, seen);
-                    refresh(socket);
+                    let began = mark(socket, &pane, &c, seen);
+                    k.journal.needs(socket, &pane, &c, began, seen);
+                    k.refresh(socket);
                 }
             }
             Event::AllArmed => {
@@ -429,45 +441,170 @@ fn watch(
     }
 }
 
+/// What the watch keeps beside the marks: the attention log, and when
+/// the segment's age words turn next (boot clock).
+struct Keeper {
+    journal: Journal,
+    tick: Option<f64>,
+}
+
+impl Keeper {
+    /// Push the segment (see `marks::refresh`); with its age on, the
+    /// next minute it turns is the watch's next deadline.
+    fn refresh(&mut self, socket: &Socket) {
+        self.tick = refresh(socket).map(|since| next_minute(since, crate::sys::clock::boot_secs()));
+    }
+
+    fn deadline(&self) -> Instant {
+        let now = Instant::now();
+        match self.tick {
+            Some(t) => {
+                let left = (t - crate::sys::clock::boot_secs()).clamp(0.05, 86_400.0);
+                now + Duration::from_secs_f64(left)
+            }
+            None => now + Duration::from_secs(86_400),
+        }
+    }
+}
+
 /// Pane `i` newly needs someone (`c`): marked and told once; already
-/// marked, only its word changes; under the person's eyes, a question is
-/// held until they leave it.
-fn needs(socket: &Socket, w: &Watch, i: usize, pane: &str, c: &Change, opts: &notify::Options) {
-    let prior = mark_of(socket, pane);
+/// marked, only its word (or question) changes; under the person's eyes,
+/// a question is held until they leave it. Each need goes in the log,
+/// and so does the end of the one it replaces.
+fn needs(
+    socket: &Socket,
+    w: &Watch,
+    i: usize,
+    pane: &str,
+    c: &Change,
+    opts: &notify::Options,
+    k: &mut Keeper,
+) {
+    let prior = marked_one(socket, pane);
     let word = c.what.as_str();
+    let words = words_of(c);
+    // (A question that grew, written in pieces, is the one it was.)
+    let grown = |m: &Marked| m.mark == word && m.what() != words && words.starts_with(m.what());
+    let other = |m: &Marked| (m.mark != word || m.what() != words) && !grown(m);
+    // The need a new one replaces: a question moved on from is answered
+    // (but for a bell on it: the question is still there).
+    let replaced = |k: &mut Keeper, m: &Marked, at: f64| {
+        let end = if c.what == What::Bell {
+            End::Gone("replaced")
+        } else {
+            End::MovedOn
+        };
+        k.journal.over(socket, m, end, Some(at));
+    };
     if on_screen(socket).iter().any(|p| p == pane) {
         match prior {
-            Some((was, true)) if outlasts_a_visit(word) && was != word => {
-                reword(socket, pane, c);
+            Some(m) if m.held && outlasts_a_visit(word) => {
+                if grown(&m) {
+                    regrow(socket, pane, c);
+                } else if other(&m) {
+                    let began = reword(socket, pane, c);
+                    replaced(k, &m, began);
+                    k.journal.needs(socket, pane, c, began, true);
+                }
             }
-            Some((_, true)) if outlasts_a_visit(word) => {}
             None if outlasts_a_visit(word) => {
-                mark(socket, pane, c, true);
-                refresh(socket);
+                let began = mark(socket, pane, c, true);
+                k.journal.needs(socket, pane, c, began, true);
+                k.refresh(socket);
             }
             // Seen: what it held before is over, and this is no news.
-            Some(_) => {
+            Some(m) => {
                 unmark(socket, &[pane.to_owned()]);
-                refresh(socket);
+                let end = if outlasts_a_visit(&m.mark) && c.what != What::Bell {
+                    End::MovedOn
+                } else {
+                    End::Gone("seen")
+                };
+                k.journal.over(socket, &m, end, None);
+                k.refresh(socket);
             }
             None => {}
         }
         return;
     }
     match prior {
-        Some((was, _)) => {
-            if was != word {
-                reword(socket, pane, c);
-                refresh(socket);
+        Some(m) => {
+            if grown(&m) {
+                regrow(socket, pane, c);
+            } else if other(&m) {
+                let began = reword(socket, pane, c);
+                replaced(k, &m, began);
+                k.journal.needs(socket, pane, c, began, false);
+                if m.mark != word {
+                    k.refresh(socket);
+                }
             }
         }
         None => {
-            mark(socket, pane, c, false);
-            refresh(socket);
+            let began = mark(socket, pane, c, false);
+            k.journal.needs(socket, pane, c, began, false);
+            k.refresh(socket);
             let r = w.report(i, c, false);
             tell::tell(socket, opts, &r, c);
         }
     }
+}
+
+/// After a menu's answer: say on the person's client what the keys did,
+/// or why none were typed; a question that turned out to be a password
+/// takes them to its pane instead.
+pub fn told(
+    socket: &Socket,
+    client: Option<&str>,
+    target: &str,
+    r: &Result<super::answer::AnswerResult>,
+) {
+    let text = match r {
+        Ok(a) => {
+            let place = format!("{} {}:{}", a.pane_id, a.session, a.window);
+            let choice = a.choice.as_deref().unwrap_or("");
+            match (a.outcome, &a.now) {
+                ("moved_on", Some(n)) => {
+                    format!(
+                        "tmux-wait: {place} answered {choice}: it moved on ({})",
+                        n.state
+                    )
+                }
+                ("moved_on", None) => {
+                    format!("tmux-wait: {place} answered {choice}: its pane closed")
+                }
+                _ => format!(
+                    "tmux-wait: {place} got {choice} but did not move on: it still asks {}",
+                    a.question.as_deref().unwrap_or("")
+                ),
+            }
+        }
+        Err(e) if e.kind == Kind::Refused(crate::error::Refusal::Password) => {
+            let mut args: Vec<String> = vec!["switch-client".into()];
+            if let Some(c) = client {
+                args.extend(["-c".into(), c.to_owned()]);
+            }
+            args.extend(["-t".into(), target.to_owned()]);
+            args.extend(
+                [
+                    ";",
+                    "select-window",
+                    "-t",
+                    target,
+                    ";",
+                    "select-pane",
+                    "-t",
+                    target,
+                ]
+                .map(String::from),
+            );
+            let _ = socket.run(&args);
+            let _ = visit(socket);
+            format!("tmux-wait: {target} reads a password: type it here yourself")
+        }
+        Err(e) => format!("tmux-wait: nothing typed: {}", e.message),
+    };
+    tell_client(socket, client, &text);
 }
 
 fn say(socket: &Socket, text: &str) {

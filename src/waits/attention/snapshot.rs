@@ -18,7 +18,24 @@ use regex::Regex;
 /// line is still empty.
 const LAG_TRIES: u32 = 5;
 
-const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}\t#{window_activity}\t#{pane_title}";
+const FORMAT: &str = "#{pane_id}\t#{cursor_y}\t#{alternate_on}\t#{pane_current_command}\t#{pane_dead_status}\t#{pane_command_status}\t#{window_activity}\t#{cursor_x}\t#{history_size}\t#{pane_title}";
+/// The fields of [`FORMAT`]: the title comes last, the one that may hold
+/// a tab.
+const FIELDS: usize = 10;
+
+/// What one look at a pane saw: its state, and (for `answer`) who reads
+/// its terminal, its screen and where its cursor is.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub status: Status,
+    /// How the terminal is read, and the process reading it (`/proc`).
+    pub reads: Option<Reads>,
+    pub reader: Option<u32>,
+    pub screen: Vec<String>,
+    /// The cursor (x, y) and the history's size: where the pane's output
+    /// stands.
+    pub cursor: (u32, u32, u64),
+}
 
 pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     let scopes = targets::resolve(&req.socket, &req.targets, req.server)?;
@@ -26,7 +43,7 @@ pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     let re = Regex::new(crate::pane::shell::DEFAULT_PROMPTS).expect("the prompts are valid");
     let mut out = Vec::new();
     for r in rows {
-        let s = look(&req.socket, &r, req, &re);
+        let s = look(&req.socket, &r, &req.profiles, req.quiet_after, &re).status;
         out.push(PaneReport::of_status(
             &r.pane_id,
             &r.session_name,
@@ -37,7 +54,14 @@ pub fn panes(req: &PanesRequest) -> Result<PanesResult> {
     Ok(PanesResult { panes: out })
 }
 
-fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> Status {
+/// One look at pane `r`: the kernel first, then tmux.
+pub fn look(
+    socket: &Socket,
+    r: &targets::Row,
+    profiles: &Profiles,
+    quiet_after: std::time::Duration,
+    re: &Regex,
+) -> Seen {
     let now = now_secs();
     let t = &r.pane_id;
     let s = |a: &str| a.to_owned();
@@ -47,8 +71,10 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         still: std::time::Duration::MAX,
         ..Look::default()
     };
+    let mut reading = None;
     if shell::proc_available() && !r.dead {
         let (reads, reader) = shell::reads(r.pane_pid, &r.tty);
+        reading = reader;
         l.reads = Some(reads);
         l.command = match reads {
             Reads::Prompt => None,
@@ -96,18 +122,30 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         .and_then(|l| l.first())
         .cloned()
         .unwrap_or_default();
-    let f: Vec<&str> = info.split('\t').collect();
+    let f: Vec<&str> = info.splitn(FIELDS, '\t').collect();
     let field = |i: usize| f.get(i).copied().unwrap_or("");
     let screen = replies.get(1).cloned().unwrap_or_default();
-    let status = |found: Found, exit_status, since| Status {
-        state: found.state,
-        reason: found.reason,
-        question: found.question,
-        command: found.command,
-        exit_status,
-        agent: found.agent,
-        source: found.source,
-        since,
+    let num = |i: usize| field(i).parse::<u64>().unwrap_or(0);
+    let cursor = (num(7) as u32, num(1) as u32, num(8));
+    let reads = l.reads;
+    let seen = |status: Status| Seen {
+        status,
+        reads,
+        reader: reading,
+        screen: screen.clone(),
+        cursor,
+    };
+    let status = |found: Found, exit_status, since| {
+        seen(Status {
+            state: found.state,
+            reason: found.reason,
+            question: found.question,
+            command: found.command,
+            exit_status,
+            agent: found.agent,
+            source: found.source,
+            since,
+        })
     };
     let written = last_write_age(&r.tty).map_or(now, |a| now - a.as_secs_f64());
     if r.dead || f.first() != Some(&t.as_str()) {
@@ -140,7 +178,7 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         && reads != Reads::Prompt
     {
         let procs = super::pane::foreground_procs(r.pane_pid, fg);
-        l.agent = req.profiles.identify(&procs).map(|p| p.name.clone());
+        l.agent = profiles.identify(&procs).map(|p| p.name.clone());
         // (A program no profile names: judged as an agent while it reads
         // key by key.)
         if l.agent.is_none() && matches!(reads, Reads::Keys { .. }) {
@@ -153,7 +191,7 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         if l.agent.is_some() {
             l.agent_age = crate::sys::procfs::age(fg).unwrap_or(std::time::Duration::MAX);
             l.redrawing = false;
-            l.title = Some(field(7).to_owned());
+            l.title = Some(field(9).to_owned());
             l.title_age = std::time::Duration::MAX;
         }
     }
@@ -162,7 +200,7 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
         l.shell_fg = Some(field(3) == shell_name);
         l.command = Some(field(3).to_owned()).filter(|c| !c.is_empty());
     }
-    let p: &Profiles = &req.profiles;
+    let p: &Profiles = profiles;
     let found = match judge(&l, Some(&screen), p, re, STILL) {
         Verdict::Is(f) => f,
         // A coding agent starting, its first screen not drawn yet.
@@ -179,10 +217,10 @@ fn look(socket: &Socket, r: &targets::Row, req: &PanesRequest, re: &Regex) -> St
     };
     match found.state {
         State::Working => {
-            let quiet = last_write_age(&r.tty).is_some_and(|a| a >= req.quiet_after);
+            let quiet = last_write_age(&r.tty).is_some_and(|a| a >= quiet_after);
             let started = shell::foreground_age(r.pane_pid).map(|a| now - a.as_secs_f64());
             if quiet && found.reason == "running" {
-                let since = written + req.quiet_after.as_secs_f64();
+                let since = written + quiet_after.as_secs_f64();
                 let f = Found {
                     state: State::Quiet,
                     reason: "no_output",

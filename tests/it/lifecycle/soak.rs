@@ -191,6 +191,19 @@ fn a_day_of_panes_leaves_the_server_and_tmux_wait_at_idle_and_flat() {
         "soak: {made} panes made and destroyed in {r} rounds, {:.0} s",
         start.elapsed().as_secs_f64()
     );
+    // The attention log: every need and its end, in order, with how long
+    // each waited; each round's four questions answered by keys typed.
+    let log = super::answers::log(&d.s);
+    let ends = super::answers::in_order(&log);
+    let typed = log
+        .iter()
+        .filter(|e| e["event"] == "answered" && e["by"] == "keys")
+        .count();
+    println!(
+        "soak: the log holds {} events, {ends} ends checked, {typed} answers typed",
+        log.len()
+    );
+    assert!(typed >= 4 * r, "{typed} answers typed in {r} rounds");
     let k = (seen.len() / 4).max(1);
     let most = |rounds: &[Vec<(String, Held)>], name: &str| -> Held {
         let mut m = Held::default();

@@ -4,9 +4,12 @@
 //!
 //! - pane options `@tmux-wait-attention-mark` (the state or event),
 //!   `-since` (when the need began, on the clock of `sys::clock`, which
-//!   no setting of the wall clock moves) and `-what` (with the question, for
-//!   the menu); `-held` while the need began under a person's eyes and
-//!   they have not left the pane yet (not counted, not shown);
+//!   no setting of the wall clock moves; a mark keeps it, and its place,
+//!   when its word changes), `-began` (when its current word or question
+//!   began: how long that one waited, and what the menu's answers name)
+//!   and `-what` (with the question, for the menu); `-held` while the
+//!   need began under a person's eyes and they have not left the pane yet
+//!   (not counted, not shown);
 //! - the window option `@tmux-wait-attention-window` (the mark of the
 //!   window's longest-waiting pane);
 //! - the global `@tmux_wait_attention` (the segment) and
@@ -17,70 +20,49 @@
 //! client shows: a pane beside it in a split may be out of the person's
 //! sight, and is marked.
 
+use super::super::answer::BEGAN;
 use super::super::machine::{Change, State, What};
-use super::{ICON, option};
+use super::ICON;
 use crate::notify::format_safe;
 use crate::tmux::Socket;
 use crate::tmux::protocol::quote;
 
-use super::options::{HELD, MARK, SINCE, VISIT, WATCHED, WHAT};
+pub(super) use super::options::Marked;
+use super::options::{AGE, HELD, MARK, MARKED, MARKED_FORMAT, SINCE, VISIT, WATCHED, WHAT};
 pub use super::options::{STATUS, WINDOW};
-
-/// A marked (or held) pane, as the options say.
-#[derive(Debug, Clone)]
-pub(super) struct Marked {
-    pub pane: String,
-    window: String,
-    pub mark: String,
-    since: f64,
-    what: String,
-    place: String,
-    /// The need began on a person's screen; it counts once they leave.
-    pub held: bool,
-}
-
-const MARKED_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{@tmux-wait-attention-mark}\t#{@tmux-wait-attention-since}\t#{@tmux-wait-attention-held}\t#{session_name}:#{window_index}\t#{@tmux-wait-attention-what}";
 
 /// Every marked or held pane, the longest waiting first.
 pub(super) fn marked(socket: &Socket) -> Vec<Marked> {
+    panes_and_marks(socket).1
+}
+
+/// Every pane of the server, and [`marked`]'s marks.
+fn panes_and_marks(socket: &Socket) -> (Vec<String>, Vec<Marked>) {
     let mut out: Vec<Marked> = Vec::new();
+    let mut panes: Vec<String> = Vec::new();
     for l in socket
         .run(["list-panes", "-a", "-F", MARKED_FORMAT])
         .unwrap_or_default()
     {
-        let f: Vec<&str> = l.splitn(7, '\t').collect();
-        if f.len() < 7 || f[2].is_empty() || out.iter().any(|m| m.pane == f[0]) {
+        let Some(m) = Marked::parse(&l, &mut panes) else {
             continue;
+        };
+        if !out.iter().any(|x| x.pane == m.pane) {
+            out.push(m);
         }
-        out.push(Marked {
-            pane: f[0].to_owned(),
-            window: f[1].to_owned(),
-            mark: f[2].to_owned(),
-            since: f[3].parse().unwrap_or(0.0),
-            held: !f[4].is_empty(),
-            place: f[5].to_owned(),
-            what: f[6].to_owned(),
-        });
     }
     out.sort_by(|a, b| a.since.total_cmp(&b.since));
-    out
+    (panes, out)
 }
 
-/// The mark a pane has now (and whether it is held), if any.
-pub(super) fn mark_of(socket: &Socket, pane: &str) -> Option<(String, bool)> {
+/// One pane's mark, if it has one.
+pub(super) fn marked_one(socket: &Socket, pane: &str) -> Option<Marked> {
     let line = socket
-        .run([
-            "display-message",
-            "-p",
-            "-t",
-            pane,
-            &format!("#{{pane_id}}\t#{{{MARK}}}\t#{{{HELD}}}"),
-        ])
+        .run(["display-message", "-p", "-t", pane, MARKED_FORMAT])
         .ok()?
         .into_iter()
         .next()?;
-    let f: Vec<&str> = line.splitn(3, '\t').collect();
-    (f.len() == 3 && f[0] == pane && !f[1].is_empty()).then(|| (f[1].to_owned(), !f[2].is_empty()))
+    Marked::parse(&line, &mut Vec::new()).filter(|m| m.pane == pane)
 }
 
 /// The menu's words for a change: the state or event, and the question.
@@ -93,9 +75,17 @@ fn what_of(c: &Change) -> String {
     what
 }
 
+/// The menu's words for a change (the mark's `-what`): whether a marked
+/// pane's need is another one now.
+pub(super) fn words_of(c: &Change) -> String {
+    what_of(c)
+}
+
 /// Mark `pane` for `c`, as of now; `held`: the person sees it now.
-pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) {
-    let since = format!("{:.3}", crate::sys::clock::boot_secs());
+/// Returns when (boot clock).
+pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) -> f64 {
+    let now = crate::sys::clock::boot_secs();
+    let since = format!("{now:.3}");
     let what = what_of(c);
     let mut args: Vec<&str> = vec![
         "set-option",
@@ -116,6 +106,13 @@ pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) {
         "-pq",
         "-t",
         pane,
+        BEGAN,
+        &since,
+        ";",
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
         WHAT,
         &what,
         ";",
@@ -128,12 +125,16 @@ pub(super) fn mark(socket: &Socket, pane: &str, c: &Change, held: bool) {
         args.extend(["-u", "-t", pane, HELD]);
     }
     let _ = socket.run(&args);
+    now
 }
 
-/// A marked pane's need changed its word (asking, then exited): the mark
-/// says so; when it began, and whether it was told, stay.
-pub(super) fn reword(socket: &Socket, pane: &str, c: &Change) {
+/// A marked pane's need changed its word (asking, then exited) or its
+/// question: the mark says so; when it began, and whether it was told,
+/// stay. Returns when the new one began (boot clock).
+pub(super) fn reword(socket: &Socket, pane: &str, c: &Change) -> f64 {
     let what = what_of(c);
+    let now = crate::sys::clock::boot_secs();
+    let began = format!("{now:.3}");
     let _ = socket.run([
         "set-option",
         "-pq",
@@ -148,13 +149,29 @@ pub(super) fn reword(socket: &Socket, pane: &str, c: &Change) {
         pane,
         WHAT,
         &what,
+        ";",
+        "set-option",
+        "-pq",
+        "-t",
+        pane,
+        BEGAN,
+        &began,
     ]);
+    now
+}
+
+/// A marked pane's question grew (a program that writes it in pieces:
+/// apt-get's `Do you want to continue?`, then ` [Y/n]`): the menu's words
+/// follow; it is the same need.
+pub(super) fn regrow(socket: &Socket, pane: &str, c: &Change) {
+    let what = what_of(c);
+    let _ = socket.run(["set-option", "-pq", "-t", pane, WHAT, &what]);
 }
 
 pub(super) fn unmark(socket: &Socket, panes: &[String]) {
     let mut args: Vec<String> = Vec::new();
     for p in panes {
-        for o in [MARK, SINCE, WHAT, HELD] {
+        for o in [MARK, SINCE, BEGAN, WHAT, HELD] {
             if !args.is_empty() {
                 args.push(";".into());
             }
@@ -236,28 +253,42 @@ pub(super) fn outlasts_a_visit(mark: &str) -> bool {
 /// refresh that finds everything in place redraws nothing. (Places are
 /// read anew: a session renamed, a window moved or a pane taken to
 /// another window shows where it is now.)
-pub(super) fn refresh(socket: &Socket) {
-    let all = marked(socket);
+///
+/// With `@tmux-wait-attention-age on` the segment also says how long the
+/// first has waited (`⚑2 api:1 asking 14m`); the time (boot clock) that
+/// longest wait began is returned then, for the watch to push the segment
+/// again as its minutes turn.
+pub(super) fn refresh(socket: &Socket) -> Option<f64> {
+    let (panes, all) = panes_and_marks(socket);
     let m: Vec<&Marked> = all.iter().filter(|x| !x.held).collect();
-    let icon = match option(socket, ICON) {
-        i if i.is_empty() => "⚑".to_owned(),
-        i => i,
-    };
+    let opts = socket
+        .run(["display-message", "-p", &format!("#{{{ICON}}}\t#{{{AGE}}}")])
+        .ok()
+        .and_then(|l| l.into_iter().next())
+        .unwrap_or_default();
+    let (icon, age) = opts.split_once('\t').unwrap_or((&opts, ""));
+    let icon = if icon.is_empty() { "⚑" } else { icon }.to_owned();
+    let age = super::on(age);
     // (With the panes that need someone on other servers and hosts.)
     let others = super::others::others(socket);
     let first = match (m.first(), others.first()) {
-        (Some(a), Some(b)) if b.since < a.since => Some((&b.place, &b.mark)),
-        (Some(a), _) => Some((&a.place, &a.mark)),
-        (None, Some(b)) => Some((&b.place, &b.mark)),
+        (Some(a), Some(b)) if b.since < a.since => Some((&b.place, &b.mark, b.since)),
+        (Some(a), _) => Some((&a.place, &a.mark, a.since)),
+        (None, Some(b)) => Some((&b.place, &b.mark, b.since)),
         (None, None) => None,
     };
     let segment = match first {
         None => String::new(),
-        Some((place, mark)) => format_safe(
-            &format!("{icon}{} {place} {mark}", m.len() + others.len()),
-            80,
-        ),
+        Some((place, mark, since)) => {
+            let mut s = format!("{icon}{} {place} {mark}", m.len() + others.len());
+            if age {
+                s.push(' ');
+                s.push_str(&waited_words(crate::sys::clock::boot_secs() - since));
+            }
+            format_safe(&s, 80)
+        }
     };
+    let oldest = first.filter(|_| age).map(|(_, _, since)| since);
     // Every window, with (on each line: they are global) the segment and
     // the hooks' flag as tmux holds them.
     let windows = socket
@@ -265,19 +296,28 @@ pub(super) fn refresh(socket: &Socket) {
             "list-windows",
             "-a",
             "-F",
-            &format!("#{{window_id}}\t#{{{WINDOW}}}\t#{{{VISIT}}}\t#{{{STATUS}}}"),
+            &format!("#{{window_id}}\t#{{{WINDOW}}}\t#{{{VISIT}}}\t#{{{MARKED}}}\t#{{{STATUS}}}"),
         ])
         .unwrap_or_default();
-    let (visit_now, segment_now) = windows
+    let (visit_now, marked_now, segment_now) = windows
         .first()
         .map(|l| {
-            let f: Vec<&str> = l.splitn(4, '\t').collect();
+            let f: Vec<&str> = l.splitn(5, '\t').collect();
             (
                 f.get(2).is_some_and(|v| !v.is_empty()),
                 f.get(3).copied().unwrap_or("").to_owned(),
+                f.get(4).copied().unwrap_or("").to_owned(),
             )
         })
-        .unwrap_or((false, String::new()));
+        .unwrap_or((false, String::new(), String::new()));
+    // The marked panes, kept: one that is no longer a pane closed with
+    // its mark (its options went with it), and its need is over.
+    let ids: Vec<&str> = all.iter().map(|m| m.pane.as_str()).collect();
+    let ids_now = ids.join(" ");
+    let closed: Vec<&str> = marked_now
+        .split_whitespace()
+        .filter(|p| !panes.iter().any(|x| x == p))
+        .collect();
     let mut args: Vec<String> = Vec::new();
     let then = |args: &mut Vec<String>, cmd: &[&str]| {
         if !args.is_empty() {
@@ -287,6 +327,13 @@ pub(super) fn refresh(socket: &Socket) {
     };
     if windows.is_empty() || segment != segment_now {
         then(&mut args, &["set-option", "-gq", STATUS, &segment]);
+    }
+    if ids_now != marked_now {
+        if ids_now.is_empty() {
+            then(&mut args, &["set-option", "-gqu", MARKED]);
+        } else {
+            then(&mut args, &["set-option", "-gq", MARKED, &ids_now]);
+        }
     }
     let visit = match (all.is_empty(), visit_now) {
         (true, true) => {
@@ -327,6 +374,31 @@ pub(super) fn refresh(socket: &Socket) {
     if let Some(on) = visit {
         super::hooks::visit_hooks(socket, on);
     }
+    super::journal::closed(socket, &closed);
+    oldest
+}
+
+/// How long a wait has lasted, for the segment: `<1m`, `14m`, `2h05m`,
+/// `3d04h` (minutes at most: it is pushed again once a minute).
+pub(super) fn waited_words(secs: f64) -> String {
+    let m = if secs.is_finite() && secs > 0.0 {
+        (secs / 60.0).floor() as u64
+    } else {
+        0
+    };
+    match m {
+        0 => "<1m".into(),
+        1..60 => format!("{m}m"),
+        60..1440 => format!("{}h{:02}m", m / 60, m % 60),
+        _ => format!("{}d{:02}h", m / 1440, m % 1440 / 60),
+    }
+}
+
+/// When the segment's age words change next, for a wait that began at
+/// `since` (boot clock): the next whole minute of it.
+pub(super) fn next_minute(since: f64, now: f64) -> f64 {
+    let waited = (now - since).max(0.0);
+    since + ((waited / 60.0).floor() + 1.0) * 60.0
 }
 
 /// `attention visit`: the person's screens changed, or a marked pane's
@@ -342,12 +414,14 @@ pub fn visit(socket: &Socket) -> crate::error::Result<()> {
         let here = seen.contains(&m.pane);
         match (here, m.held) {
             (true, false) if outlasts_a_visit(&m.mark) => hold(socket, &m.pane, true),
-            (true, false) => gone.push(m.pane),
+            (true, false) => gone.push(m),
             (false, true) => hold(socket, &m.pane, false),
             _ => continue,
         }
     }
-    unmark(socket, &gone);
+    let panes: Vec<String> = gone.iter().map(|m| m.pane.clone()).collect();
+    unmark(socket, &panes);
+    super::journal::gone_all(socket, &gone, "seen");
     refresh(socket);
     Ok(())
 }
@@ -404,25 +478,23 @@ pub(super) fn next(socket: &Socket, client: Option<&str>) -> crate::error::Resul
     Ok(true)
 }
 
-/// The menu's items: one per marked pane (its name, and the tmux command
-/// that goes there). Names are data: `#` doubled.
-pub fn menu_items(socket: &Socket) -> Vec<(String, String)> {
-    marked(socket)
-        .into_iter()
-        .filter(|m| !m.held)
-        .map(|m| {
-            let name = format_safe(&format!("go to {} {} {}", m.pane, m.place, m.what), 60);
-            let p = quote(&m.pane);
-            let cmd = format!("switch-client -t {p} ; select-window -t {p} ; select-pane -t {p}");
-            (name, cmd)
-        })
-        .collect()
+/// The tmux command that takes a client to `pane` (the menu's "go to").
+pub(super) fn go_to(pane: &str) -> String {
+    let p = quote(pane);
+    format!("switch-client -t {p} ; select-window -t {p} ; select-pane -t {p}")
+}
+
+/// Every marked pane that counts (not held), the longest waiting first.
+pub(super) fn counted(socket: &Socket) -> Vec<Marked> {
+    marked(socket).into_iter().filter(|m| !m.held).collect()
 }
 
 /// Every mark goes.
 pub(super) fn clear_all(socket: &Socket) {
-    let panes: Vec<String> = marked(socket).into_iter().map(|m| m.pane).collect();
+    let all = marked(socket);
+    let panes: Vec<String> = all.iter().map(|m| m.pane.clone()).collect();
     unmark(socket, &panes);
+    super::journal::gone_all(socket, &all, "off");
     unwatch_all(socket);
     super::others::clear(socket);
     refresh(socket);
@@ -433,7 +505,39 @@ pub(super) fn clear_session(socket: &Socket, session: &str) {
     let panes: Vec<String> = socket
         .run(["list-panes", "-s", "-t", session, "-F", "#{pane_id}"])
         .unwrap_or_default();
+    let ours: Vec<Marked> = marked(socket)
+        .into_iter()
+        .filter(|m| panes.contains(&m.pane))
+        .collect();
     unmark(socket, &panes);
+    super::journal::gone_all(socket, &ours, "off");
     set_each(socket, &panes, &["set-option", "-pqu"], WATCHED, None);
     refresh(socket);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_segments_age_in_minutes() {
+        assert_eq!(waited_words(0.0), "<1m");
+        assert_eq!(waited_words(59.9), "<1m");
+        assert_eq!(waited_words(60.0), "1m");
+        assert_eq!(waited_words(14.0 * 60.0 + 30.0), "14m");
+        assert_eq!(waited_words(2.0 * 3600.0 + 5.0 * 60.0), "2h05m");
+        assert_eq!(waited_words(3.0 * 86_400.0 + 4.0 * 3600.0), "3d04h");
+        // (A clock that went back, or nothing known: the first minute.)
+        assert_eq!(waited_words(-5.0), "<1m");
+        assert_eq!(waited_words(f64::NAN), "<1m");
+    }
+
+    #[test]
+    fn the_segment_is_pushed_again_as_each_minute_turns() {
+        assert_eq!(next_minute(100.0, 100.0), 160.0);
+        assert_eq!(next_minute(100.0, 159.9), 160.0);
+        assert_eq!(next_minute(100.0, 160.0), 220.0);
+        // A wait that began later than now (another clock): its first.
+        assert_eq!(next_minute(100.0, 50.0), 160.0);
+    }
 }
