@@ -436,8 +436,12 @@ impl ReaderProbe {
         // their credit is for the chunks to come (dash's `printf` mark
         // and the question its `read -p` writes at once after it may
         // arrive apart, and were seen written at the same look).
+        // Without one, a piece the kernel may have echoed is the rest of
+        // that line's echo (as the tracker reads it): it pays for nothing
+        // (else dash's `read -p` question came with no credit left).
         let payable = match memchr::memchr(b'\n', data) {
             Some(nl) if woke == Some(true) => self.written_len(&data[nl + 1..]),
+            None if woke == Some(true) && super::vt::could_be_kernel_echo(data) => 0,
             _ => len,
         };
         let written = self.tree_known().then(|| {
@@ -874,5 +878,74 @@ mod tests {
         assert_eq!(kernel_echo(&l(Some(Mode::Hidden), Some(true))), Some(false));
         assert_eq!(kernel_echo(&l(Some(Mode::Raw), None)), Some(false));
         assert_eq!(kernel_echo(&l(None, None)), None);
+    }
+
+    /// dash takes a typed line, runs it (a mark, then `read -p`'s
+    /// question) and sleeps in the read before the stream has shown the
+    /// line's end: the echo shown first pays none of what dash wrote, and
+    /// the mark and the question, shown next, are what it wrote.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_taken_lines_echo_leaves_the_credit_to_what_its_command_wrote() {
+        use nix::fcntl::OFlag;
+        use nix::pty::{grantpt, posix_openpt, ptsname_r, unlockpt};
+        use std::io::Write;
+        use std::process::Command;
+        if !procfs::available() || Command::new("dash").arg("-c").arg(":").status().is_err() {
+            eprintln!("skipped: no /proc syscall file or no dash");
+            return;
+        }
+        let mut master = posix_openpt(OFlag::O_RDWR | OFlag::O_NOCTTY).unwrap();
+        grantpt(&master).unwrap();
+        unlockpt(&master).unwrap();
+        let tty = ptsname_r(&master).unwrap();
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&tty)
+            .unwrap();
+        // (setsid -c: dash leads its own session on that terminal.)
+        let mut dash = Command::new("setsid")
+            .args(["-c", "dash", "-i"])
+            .env("PS1", "")
+            .env_remove("ENV")
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave)
+            .spawn()
+            .unwrap();
+        let pid = dash.id();
+        let reads = || procfs::io(pid, false).map_or(0, |io| io.read);
+        let asleep_in_read = || {
+            matches!(
+                procfs::tty_read_state(pid, &tty),
+                Some(ReadState::Reading(_))
+            )
+        };
+        let until = |what: &str, f: &dyn Fn() -> bool| {
+            let end = Instant::now() + Duration::from_secs(10);
+            while !f() {
+                assert!(Instant::now() < end, "dash: {what}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        until("reads its first line", &asleep_in_read);
+        let mut p = ReaderProbe::new(pid, &tty);
+        let before = reads();
+        let line = r"printf '\033]7731;t;B\007'; read -p 'Proceed? [y/N] ' ans";
+        master.write_all(format!("{line}\n").as_bytes()).unwrap();
+        until("took the line and asks", &|| {
+            reads() > before && asleep_in_read()
+        });
+        // The stream shows the echo, then (another chunk) its end and what
+        // dash wrote.
+        p.hint_for(line.as_bytes(), false);
+        let rest = b"\r\n\x1b]7731;t;B\x07Proceed? [y/N] ";
+        let h = p.hint_for(rest, true);
+        assert_eq!(h.reader_woke, Some(true), "{h:?}");
+        assert_eq!(h.written, Some(rest.len() - 2), "{h:?}");
+        let _ = dash.kill();
+        let _ = dash.wait();
+        drop(master);
     }
 }

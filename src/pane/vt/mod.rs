@@ -659,7 +659,7 @@ impl LineTracker {
 
 /// Bytes the kernel may have echoed for typed keys: no escape sequence, no
 /// bell, no carriage return but before a line feed.
-fn could_be_kernel_echo(bytes: &[u8]) -> bool {
+pub(super) fn could_be_kernel_echo(bytes: &[u8]) -> bool {
     if memchr::memchr2(0x1b, 0x07, bytes).is_some() {
         return false;
     }
