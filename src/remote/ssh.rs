@@ -4,8 +4,9 @@
 //! Every child ssh is owned by a [`Guard`] that ends it, also on a panic,
 //! and dies with the thread that started it (Linux).
 
-use super::host::{Host, sh_quote, sh_words};
+use super::host::Host;
 use crate::error::{Error, Kind, Result};
+use crate::tmux::protocol::{sh_quote, sh_words};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -399,6 +400,6 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.kind, Kind::NoHelper);
-        assert!(e.message.contains("tmux-wait remote install box"), "{e}");
+        assert!(e.message.contains("tmux-wait remote install 'box'"), "{e}");
     }
 }

@@ -35,9 +35,31 @@ pub fn format_escape(s: &str) -> String {
     s.replace('#', "##").replace('%', "%%")
 }
 
-/// POSIX single quoting for `sh -c`: `'` becomes `'\''`.
+/// One word for a shell: single-quoted, with `'` and `\` put outside the
+/// quotes, escaped. POSIX sh reads it as `s`, and so do fish and csh (a
+/// remote user's login shell, which ssh hands its command line to), which
+/// take `\\` and `\'` as escapes even inside single quotes.
 pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            '\\' => out.push_str("'\\\\'"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Words for a shell, each quoted, joined by spaces.
+pub fn sh_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| sh_quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -59,5 +81,53 @@ mod tests {
         );
         assert_eq!(format_escape("/tmp/a%b#c"), "/tmp/a%%b##c");
         assert_eq!(sh_quote("a'b"), r"'a'\''b'");
+        assert_eq!(sh_quote(r"a\b"), r"'a'\\'b'");
+        assert_eq!(sh_quote(""), "''");
+    }
+
+    /// Every word comes back whole from a real `sh -c`, whatever it holds.
+    #[test]
+    fn shell_quoting_survives_a_real_shell() {
+        let words = [
+            "plain",
+            "",
+            "a b",
+            "it's",
+            "''",
+            "$(touch /nonexistent/x)",
+            "`id`",
+            "$HOME ${x:-y} $((1+1))",
+            "back\\slash",
+            "\\'",
+            "'\\",
+            "\"dq\" \\\"",
+            "semi;colon && echo no | cat > /nonexistent/y",
+            "glob*?[x]",
+            "~root",
+            "%3 #{pane_id}",
+            "-L",
+            "tab\there",
+            "two\nlines\n",
+            "\n",
+            "ünï",
+            "!!",
+        ];
+        let script = format!("printf '%s\\n' {}", sh_words(&words));
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        let got = String::from_utf8(out.stdout).unwrap();
+        let want: String = words.iter().map(|w| format!("{w}\n")).collect();
+        assert_eq!(got, want);
+        // One word, as `sh -c` takes its script: a command's text typed
+        // or passed whole.
+        for w in words {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", sh_quote(w))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), w, "{w:?}");
+        }
     }
 }

@@ -18,8 +18,9 @@ use super::{Profiles, option, say};
 use crate::error::{Error, Result};
 use crate::matcher::PatternList;
 use crate::notify::format_safe;
-use crate::remote::{Host, Ssh, sh_words};
+use crate::remote::{Host, Ssh};
 use crate::tmux::Socket;
+use crate::tmux::protocol::sh_words;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
