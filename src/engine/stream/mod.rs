@@ -182,7 +182,9 @@ impl StreamSource {
         inbox.set_hub(stream, dec);
         {
             let poster = inbox.poster();
-            signals::route_to(move |sig| poster.post(Event::Signal(sig)));
+            signals::route_to(move |sig| {
+                poster.post(Event::Signal(sig));
+            });
         }
         let mut me = StreamSource {
             socket: socket.clone(),
