@@ -28,6 +28,7 @@
 mod between;
 mod credit;
 
+use super::rhythm::{FLOW_GAP, FLOW_LOOK_EVERY};
 use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
@@ -59,10 +60,6 @@ const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// pane's pipe alone, so that a flood that goes on is not taken for quiet.
 const QUIET_BEFORE_LOOK: Duration =
     crate::pane::rhythm::LONGEST_PAUSE.saturating_add(Duration::from_millis(1));
-/// While output keeps coming, the look owed for it is taken this often:
-/// a flood is read in pieces a few milliseconds apart, and each wait on
-/// the pane would otherwise read `/proc` for every few of them.
-const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
 /// The look owed after sieved output waits for this much quiet: the hub
 /// may pass a flood on [`crate::pane::rhythm::LONGEST_HOLD`] apart, and each gap
 /// passed for the flood's end (a third of fifty waits' CPU in a flood).
@@ -79,10 +76,6 @@ const TAIL_GAP: Duration = Duration::from_millis(2);
 /// on a pane printing a line each 10 ms looked ten times a second each.
 /// A prompt, a question, keys' echo or an escape is looked at as before.
 const LINES_LOOK_EVERY: Duration = Duration::from_millis(500);
-/// Output that comes within this of the output before it flows: a program
-/// printing a line every few milliseconds is looked at as a flood is
-/// (every `FLOW_LOOK_EVERY`, and once it is quiet), not for every line.
-const FLOW_GAP: Duration = Duration::from_millis(20);
 /// How long a running shell that just printed its prompt is given to reach
 /// its read of the terminal (on a loaded machine it may wait its turn).
 const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);

@@ -17,6 +17,7 @@ use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
 use crate::pane::probe::ReaderProbe;
+use crate::pane::rhythm::{EXIT_NOTICE, WIDTH_EVERY};
 use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
 use crate::pane::vt::{Entry, Hint, Item, LineTracker};
 use crate::signals;
@@ -48,14 +49,8 @@ const CHECK_EVERY_WATCHED: Duration = Duration::from_secs(300);
 /// honouring its deadline) nor pile up lines.
 const MAX_EVENTS_PER_BATCH: usize = 512;
 const MAX_BYTES_PER_BATCH: u64 = 256 * 1024;
-/// After the pane's process exited, how long to keep looking for tmux to
-/// mark the pane dead (a respawn in between keeps it alive: then the pid
-/// differs and the check says so).
-const EXIT_NOTICE: Duration = Duration::from_secs(10);
 /// How far back `tail` may reach, in rows, whatever the scrollback holds.
 const TAIL_ROWS: i64 = 64;
-/// How often the pane's width is looked at while output flows.
-const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// Attempts at a capture with no output around it (see `aligned_query`),
 /// and the time they may take: a pane that writes every few milliseconds
 /// leaves a gap now and then.

@@ -13,16 +13,15 @@ use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::matcher::Needed;
 use crate::pane::probe::{ReaderProbe, SMALL_CHUNK};
+use crate::pane::rhythm::WIDTH_EVERY;
 use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
 use crate::pane::vt::{Entry, Hint, Item, LineTracker};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How often the pane's width is looked at while output flows.
-const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// The most bytes taken from one pane per turn of the loop, so a flood in
 /// one pane does not starve the others.
 const TURN_BYTES: usize = 1 << 20;
