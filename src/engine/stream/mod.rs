@@ -16,10 +16,11 @@ use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
+use crate::pane::intake::{Chunk, Intake};
 use crate::pane::probe::ReaderProbe;
-use crate::pane::rhythm::{EXIT_NOTICE, WIDTH_EVERY};
+use crate::pane::rhythm::EXIT_NOTICE;
 use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
-use crate::pane::vt::{Entry, Hint, Item, LineTracker};
+use crate::pane::vt::{Entry, Item, LineTracker};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::time::{Duration, Instant};
@@ -101,18 +102,15 @@ pub struct StreamSource {
     /// The last `sync` answered.
     synced: u64,
     marks: Vec<String>,
-    width_checked: Instant,
     /// How the stream failed while lines were being taken.
     failed: Option<Error>,
     /// Who reads the pane's terminal, and what it wrote (see `vt::Hint`).
     probe: ReaderProbe,
-    /// Look at the reader for the next chunk, whatever its size or time.
-    look_next: bool,
-    /// Output came that nobody looked at the reader for: look once the
-    /// stream is idle, so a program that starts reading a line meanwhile
-    /// (a prompt written right after output) is known before the keys
-    /// typed at it arrive.
-    look_owed: bool,
+    /// When the reader was looked at, and the look owed for output nobody
+    /// looked at it for: taken once the stream is idle, so a program that
+    /// starts reading a line meanwhile (a prompt written right after
+    /// output) is known before the keys typed at it arrive.
+    intake: Intake,
     /// Only lines this pattern can hit are wanted, and the last lines (see
     /// `PaneSource::only_lines_hit_by`).
     needed: Option<(std::sync::Arc<crate::matcher::Needed>, usize)>,
@@ -206,11 +204,9 @@ impl StreamSource {
             sync_seq: 0,
             synced: 0,
             marks: Vec::new(),
-            width_checked: Instant::now(),
             failed: None,
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
-            look_next: false,
-            look_owed: false,
+            intake: Intake::default(),
             needed: None,
             opened: Instant::now(),
             interval: setup.interval,
