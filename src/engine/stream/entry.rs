@@ -17,15 +17,14 @@ impl StreamSource {
             .get(st.cursor_y as usize)
             .map(|r| r.trim_end().to_owned())
             .unwrap_or_default();
-        self.tracker = LineTracker::new(&Entry {
-            width: st.width as usize,
+        let screen = Entry {
             row,
             cursor_x: st.cursor_x as usize,
             alternate_on: st.alternate_on,
-            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
-            kernel_echo: self.probe.first().kernel_echo == Some(true),
-            raw_reader: raw_reader(&self.pane),
-        });
+            ..Entry::blank(st.width as usize)
+        };
+        let (pid, tty) = (self.pane.pane_pid, &self.pane.pane_tty);
+        self.tracker = LineTracker::new(&with_reader(screen, pid, tty, &self.probe));
         if !flows_from_cursor(&replies[1], &replies[2], &st) {
             self.tracker.lose_flow();
         }
@@ -126,15 +125,6 @@ impl StreamSource {
         self.entry_lines = trim_rows(replies[2].clone());
         Ok(st)
     }
-}
-
-/// A program other than the shell reads the pane's terminal key by key
-/// (a REPL's line editor): what it writes after reading keys is echo.
-pub(super) fn raw_reader(pane: &PaneInfo) -> bool {
-    matches!(
-        shell::reads(pane.pane_pid, &pane.pane_tty).0,
-        Reads::Keys { .. }
-    )
 }
 
 /// The screen below the cursor's row is blank and that row starts a line

@@ -16,10 +16,10 @@ use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
-use crate::pane::intake::{Chunk, Intake};
+use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::ReaderProbe;
 use crate::pane::rhythm::EXIT_NOTICE;
-use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
+use crate::pane::shell::tty_width;
 use crate::pane::vt::{Entry, Item, LineTracker};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
@@ -33,7 +33,7 @@ mod link;
 mod quiet;
 mod survive;
 
-use entry::{flows_from_cursor, raw_reader};
+use entry::flows_from_cursor;
 
 pub use health::kind_from;
 use link::history_query;
@@ -230,19 +230,12 @@ impl StreamSource {
                 // The pane's pipe already runs: the stream goes on from the
                 // join, on the line the hub kept (all of it old); the
                 // pane's geometry is read meanwhile.
-                let entry = Entry {
-                    width: tty_width(&me.pane.pane_tty).unwrap_or(80),
-                    row: String::new(),
-                    cursor_x: 0,
+                let (pid, tty) = (me.pane.pane_pid, &me.pane.pane_tty);
+                let screen = Entry {
                     alternate_on: alt,
-                    at_prompt: line_editor_active(me.pane.pane_pid, &me.pane.pane_tty),
-                    kernel_echo: me.probe.first().kernel_echo == Some(true),
-                    raw_reader: raw_reader(&me.pane),
+                    ..Entry::blank(tty_width(tty).unwrap_or(80))
                 };
-                me.tracker = LineTracker::new(&entry);
-                me.tracker.feed(&line, Instant::now());
-                me.tracker.forget();
-                me.tracker.set_input(&entry);
+                me.tracker = joined(&with_reader(screen, pid, tty, &me.probe), &line);
                 me.tracker_wants();
                 me.streaming = true;
                 // The stream runs from the join, and who reads the pane

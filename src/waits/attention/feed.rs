@@ -12,9 +12,9 @@
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::matcher::Needed;
-use crate::pane::intake::{Chunk, Intake};
+use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::{ReaderProbe, SMALL_CHUNK};
-use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
+use crate::pane::shell::tty_width;
 use crate::pane::vt::{Entry, Item, LineTracker};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::{Read as _, Write as _};
@@ -75,7 +75,7 @@ impl Feed {
         let mut dec = Decoder::default();
         let entry = hub::read_entry(&mut conn, &mut dec, deadline)?;
         let mut pane = pane.clone();
-        let tracker = match entry {
+        let (screen, joined_on) = match entry {
             hub::Entry::Fresh { replies } => {
                 let st = PaneState::parse(replies.first().map_or(&[][..], |r| &r[..]))?;
                 if st.pane_id != pane.pane_id {
@@ -99,24 +99,22 @@ impl Feed {
                     .and_then(|rows| rows.get(st.cursor_y as usize))
                     .map(|r| r.trim_end().to_owned())
                     .unwrap_or_default();
-                LineTracker::new(&entry_for(
-                    &pane,
-                    st.width as usize,
+                let screen = Entry {
                     row,
-                    st.cursor_x,
-                    st.alternate_on,
-                ))
+                    cursor_x: st.cursor_x as usize,
+                    alternate_on: st.alternate_on,
+                    ..Entry::blank(st.width as usize)
+                };
+                (screen, None)
             }
             hub::Entry::Joined { line, alt, .. } => {
                 // The pane's pipe runs for other waits: go on from the
-                // join, on the line the hub kept (all of it old).
-                let width = tty_width(&pane.pane_tty).unwrap_or(80);
-                let e = entry_for(&pane, width, String::new(), 0, alt);
-                let mut t = LineTracker::new(&e);
-                t.feed(&line, Instant::now());
-                t.forget();
-                t.set_input(&e);
-                t
+                // join.
+                let screen = Entry {
+                    alternate_on: alt,
+                    ..Entry::blank(tty_width(&pane.pane_tty).unwrap_or(80))
+                };
+                (screen, Some(line))
             }
             hub::Entry::Foreign => {
                 return Err(Error::new(
@@ -128,7 +126,12 @@ impl Feed {
                 return Err(Error::new(crate::engine::stream::kind_from(&kind), message));
             }
         };
-        let mut tracker = tracker;
+        let probe = ReaderProbe::new(pane.pane_pid, &pane.pane_tty);
+        let entry = with_reader(screen, pane.pane_pid, &pane.pane_tty, &probe);
+        let mut tracker = match joined_on {
+            Some(line) => joined(&entry, &line),
+            None => LineTracker::new(&entry),
+        };
         if !lines {
             let none = Needed::none();
             // The hub leaves the plain lines out too (see `hub::sieve`).
@@ -142,7 +145,7 @@ impl Feed {
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         Ok(Feed {
             serial: FEEDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
+            probe,
             pidfd: crate::sys::pidfd::open(pane.pane_pid).fd(),
             pane,
             conn,
@@ -260,21 +263,5 @@ impl Feed {
         if self.tracker.held_until().is_some_and(|t| t <= now) {
             self.tracker.tick(now);
         }
-    }
-}
-
-fn entry_for(pane: &PaneInfo, width: usize, row: String, cursor_x: u32, alt: bool) -> Entry {
-    let probe = ReaderProbe::new(pane.pane_pid, &pane.pane_tty);
-    Entry {
-        width,
-        row,
-        cursor_x: cursor_x as usize,
-        alternate_on: alt,
-        at_prompt: line_editor_active(pane.pane_pid, &pane.pane_tty),
-        kernel_echo: probe.first().kernel_echo == Some(true),
-        raw_reader: matches!(
-            shell::reads(pane.pane_pid, &pane.pane_tty).0,
-            Reads::Keys { .. }
-        ),
     }
 }
