@@ -7,14 +7,14 @@ use super::probe::ReaderProbe;
 use super::rhythm::WIDTH_EVERY;
 use super::shell::{self, Reads, line_editor_active, tty_width};
 use super::skip::Sieved;
-use super::vt::{Entry, Hint, LineTracker};
+use super::vt::{Hint, LineTracker, TrackerStart};
 use std::time::Instant;
 
 /// `screen` (where a tracker starts: the width, the cursor's row and
 /// column, the alternate screen) with what the terminal of the pane whose
 /// process is `pid` says of its reader now.
-pub fn with_reader(screen: Entry, pid: u32, tty: &str, probe: &ReaderProbe) -> Entry {
-    Entry {
+pub fn with_reader(screen: TrackerStart, pid: u32, tty: &str, probe: &ReaderProbe) -> TrackerStart {
+    TrackerStart {
         at_prompt: line_editor_active(pid, tty),
         kernel_echo: probe.first().kernel_echo == Some(true),
         raw_reader: matches!(shell::reads(pid, tty).0, Reads::Keys { .. }),
@@ -24,7 +24,7 @@ pub fn with_reader(screen: Entry, pid: u32, tty: &str, probe: &ReaderProbe) -> E
 
 /// A tracker for a stream joined where the pane's pipe already runs (for
 /// other waits): on `line`, the line the hub kept, all of it old.
-pub fn joined(entry: &Entry, line: &[u8]) -> LineTracker {
+pub fn joined(entry: &TrackerStart, line: &[u8]) -> LineTracker {
     let mut t = LineTracker::new(entry);
     t.feed(line, Instant::now());
     t.forget();

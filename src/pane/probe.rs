@@ -89,7 +89,7 @@ const KEYS_MAX_READS: u64 = 8;
 
 /// One look at the terminal and the pane's processes.
 #[derive(Clone, Copy, Debug, Default)]
-struct Look {
+struct LeaderLook {
     /// The same foreground leader as at the previous look.
     same: bool,
     /// The leader changed, and what the previous one wrote and read since
@@ -480,7 +480,7 @@ impl ReaderProbe {
     /// of keys typed before the shell got to its read, or another writer's.
     /// A shell that is running is on its way to the read: give it a moment
     /// to get there (it is then the reader that tells the two apart).
-    fn await_shell_read(&mut self, mut l: Look) -> Look {
+    fn await_shell_read(&mut self, mut l: LeaderLook) -> LeaderLook {
         let until = Instant::now() + SHELL_ON_ITS_WAY;
         while self.shell_about_to_read && self.shell_running && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
@@ -512,7 +512,7 @@ impl ReaderProbe {
         !self.tree.is_empty()
     }
 
-    fn look(&mut self) -> Look {
+    fn look(&mut self) -> LeaderLook {
         let now = Instant::now();
         self.last_look = Some(now);
         self.shown_large = false;
@@ -528,13 +528,13 @@ impl ReaderProbe {
             self.reader = None;
             self.unpaid = 0;
             self.shell_about_to_read = false;
-            return Look::default();
+            return LeaderLook::default();
         };
         let was_raw = self.leader.is_some_and(|(pid, _)| pid == fg)
             && self
                 .mode
                 .is_some_and(|(m, _)| m.is_some_and(|m| m.mode == Mode::Raw));
-        let mut look = Look {
+        let mut look = LeaderLook {
             mode: self.mode(now),
             // The pane's own process, when it is a shell (a program the
             // pane runs in its place, `tail -f` or a REPL, is no shell
@@ -542,7 +542,7 @@ impl ReaderProbe {
             shell: fg == self.pane_pid
                 && shell::program_name(fg).is_none_or(|n| shell::is_shell(&n)),
             was_raw,
-            ..Look::default()
+            ..LeaderLook::default()
         };
         // The leader: a line editor's echo is its own writing.
         let io = procfs::io(fg, false);
@@ -678,7 +678,7 @@ fn small_lines(data: &[u8]) -> bool {
 }
 
 /// A program reads a line with the kernel echoing what is typed.
-fn kernel_echo(l: &Look) -> Option<bool> {
+fn kernel_echo(l: &LeaderLook) -> Option<bool> {
     match (l.mode, l.line_reader) {
         (Some(Mode::Canonical), Some(r)) => Some(r),
         (Some(Mode::Canonical), None) => None,
@@ -850,10 +850,10 @@ mod tests {
 
     #[test]
     fn kernel_echo_needs_a_reader_in_canonical_mode() {
-        let l = |mode, line_reader| Look {
+        let l = |mode, line_reader| LeaderLook {
             mode,
             line_reader,
-            ..Look::default()
+            ..LeaderLook::default()
         };
         assert_eq!(
             kernel_echo(&l(Some(Mode::Canonical), Some(true))),

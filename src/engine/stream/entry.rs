@@ -17,11 +17,11 @@ impl StreamSource {
             .get(st.cursor_y as usize)
             .map(|r| r.trim_end().to_owned())
             .unwrap_or_default();
-        let screen = Entry {
+        let screen = TrackerStart {
             row,
             cursor_x: st.cursor_x as usize,
             alternate_on: st.alternate_on,
-            ..Entry::blank(st.width as usize)
+            ..TrackerStart::blank(st.width as usize)
         };
         let (pid, tty) = (self.pane.pane_pid, &self.pane.pane_tty);
         self.tracker = LineTracker::new(&with_reader(screen, pid, tty, &self.probe));
@@ -53,9 +53,9 @@ impl StreamSource {
                 // The stream draws the cursor's line again, from its start:
                 // the capture's copy of it is not the history's.
                 let flows = self.tracker.screen_tail().is_some();
-                self.tracker = LineTracker::new(&Entry {
+                self.tracker = LineTracker::new(&TrackerStart {
                     alternate_on: st.alternate_on,
-                    ..Entry::blank(st.width as usize)
+                    ..TrackerStart::blank(st.width as usize)
                 });
                 self.tracker_wants();
                 if !flows {
@@ -212,7 +212,7 @@ pub(super) fn window_split(
 /// The text a piece of output draws on a fresh row (escape sequences
 /// applied, trailing blanks trimmed).
 fn drawn_text(bytes: &[u8]) -> String {
-    let mut t = LineTracker::new(&Entry::blank(10_000));
+    let mut t = LineTracker::new(&TrackerStart::blank(10_000));
     t.feed(bytes, Instant::now());
     let line = t.take_items(true).into_iter().find_map(|i| match i {
         Item::Line(c) => Some(c.line().to_owned()),

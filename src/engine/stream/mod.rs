@@ -20,7 +20,7 @@ use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::ReaderProbe;
 use crate::pane::rhythm::EXIT_NOTICE;
 use crate::pane::shell::tty_width;
-use crate::pane::vt::{Entry, Item, LineTracker};
+use crate::pane::vt::{Item, LineTracker, TrackerStart};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::time::{Duration, Instant};
@@ -183,7 +183,7 @@ impl StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
             inbox,
-            tracker: LineTracker::new(&Entry::blank(80)),
+            tracker: LineTracker::new(&TrackerStart::blank(80)),
             entry_lines: Vec::new(),
             entry_abs: 0,
             entry_above: Vec::new(),
@@ -231,9 +231,9 @@ impl StreamSource {
                 // join, on the line the hub kept (all of it old); the
                 // pane's geometry is read meanwhile.
                 let (pid, tty) = (me.pane.pane_pid, &me.pane.pane_tty);
-                let screen = Entry {
+                let screen = TrackerStart {
                     alternate_on: alt,
-                    ..Entry::blank(tty_width(tty).unwrap_or(80))
+                    ..TrackerStart::blank(tty_width(tty).unwrap_or(80))
                 };
                 me.tracker = joined(&with_reader(screen, pid, tty, &me.probe), &line);
                 me.tracker_wants();

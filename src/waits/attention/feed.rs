@@ -15,7 +15,7 @@ use crate::matcher::Needed;
 use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::{ReaderProbe, SMALL_CHUNK};
 use crate::pane::shell::tty_width;
-use crate::pane::vt::{Entry, Item, LineTracker};
+use crate::pane::vt::{Item, LineTracker, TrackerStart};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -99,20 +99,20 @@ impl Feed {
                     .and_then(|rows| rows.get(st.cursor_y as usize))
                     .map(|r| r.trim_end().to_owned())
                     .unwrap_or_default();
-                let screen = Entry {
+                let screen = TrackerStart {
                     row,
                     cursor_x: st.cursor_x as usize,
                     alternate_on: st.alternate_on,
-                    ..Entry::blank(st.width as usize)
+                    ..TrackerStart::blank(st.width as usize)
                 };
                 (screen, None)
             }
             hub::Entry::Joined { line, alt, .. } => {
                 // The pane's pipe runs for other waits: go on from the
                 // join.
-                let screen = Entry {
+                let screen = TrackerStart {
                     alternate_on: alt,
-                    ..Entry::blank(tty_width(&pane.pane_tty).unwrap_or(80))
+                    ..TrackerStart::blank(tty_width(&pane.pane_tty).unwrap_or(80))
                 };
                 (screen, Some(line))
             }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 const OPENERS: usize = 16;
 
 /// One pane of the watch.
-pub struct Entry {
+pub struct WatchedPane {
     pub row: Row,
     pub pane: PaneWatch,
     /// Its watch ended: the pane exited or closed.
@@ -50,7 +50,7 @@ pub struct Entry {
     vacant: bool,
 }
 
-impl Entry {
+impl WatchedPane {
     pub fn status(&self) -> Option<&Status> {
         self.pane.status()
     }
@@ -58,7 +58,7 @@ impl Entry {
 
 /// What the watch saw next.
 #[derive(Debug)]
-pub enum Event {
+pub enum WatchEvent {
     Armed(usize),
     /// Every pane there at the start is watched.
     AllArmed,
@@ -91,9 +91,9 @@ pub struct Watch {
     scopes: Vec<Scope>,
     version: Version,
     ctx: Ctx,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<WatchedPane>,
     unarmed: usize,
-    queue: VecDeque<Event>,
+    queue: VecDeque<WatchEvent>,
     rx: Receiver<Msg>,
     wake: Wake,
     /// Told only what changed of the descriptors waited on (see
@@ -316,7 +316,7 @@ impl Watch {
 
     fn add(&mut self, row: Row, late: bool) {
         let info = row.info(self.version);
-        let mut e = Entry {
+        let mut e = WatchedPane {
             pane: PaneWatch::new(info, late),
             row,
             gone: false,
@@ -352,7 +352,7 @@ impl Watch {
         let mut row = self.entries[i].row.clone();
         row.pane_id.clear();
         let info = row.info(self.version);
-        self.entries[i] = Entry {
+        self.entries[i] = WatchedPane {
             pane: PaneWatch::new(info, false),
             row,
             gone: true,
@@ -396,16 +396,16 @@ impl Watch {
                             self.unarmed -= 1;
                         }
                     }
-                    self.queue.push_back(Event::Armed(i));
+                    self.queue.push_back(WatchEvent::Armed(i));
                     if self.unarmed == 0 {
                         self.unarmed = usize::MAX;
-                        self.queue.push_back(Event::AllArmed);
+                        self.queue.push_back(WatchEvent::AllArmed);
                     }
                 }
-                Out::Change(c) => self.queue.push_back(Event::Change(i, c)),
+                Out::Change(c) => self.queue.push_back(WatchEvent::Change(i, c)),
                 Out::Gone => {
                     self.entries[i].gone = true;
-                    self.queue.push_back(Event::Gone(i));
+                    self.queue.push_back(WatchEvent::Gone(i));
                 }
                 Out::Fatal(e) => return Err(e),
                 Out::Open => self.open(i),
@@ -440,7 +440,7 @@ impl Watch {
     }
 
     /// The next event, or None at `deadline`.
-    pub fn next(&mut self, deadline: Instant) -> Result<Option<Event>> {
+    pub fn next(&mut self, deadline: Instant) -> Result<Option<WatchEvent>> {
         loop {
             if let Some(e) = self.queue.pop_front() {
                 return Ok(Some(e));
