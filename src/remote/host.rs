@@ -1,6 +1,6 @@
 //! A host as the command line names it, `[user@]host[:socket]`, checked
 //! before anything reaches ssh (the words sent to its shell are quoted by
-//! `tmux::protocol::sh_quote`).
+//! `tmux::protocol::quote`).
 //!
 //! ssh joins its command's words with spaces and hands the string to the
 //! remote user's login shell, so every word is quoted here; a host name is

@@ -20,7 +20,7 @@ pub use host::{Host, split_qualified};
 pub use ssh::{Guard, Remote, Ssh, check_helper};
 
 use crate::error::{Error, Kind, Result};
-use crate::tmux::protocol::{sh_quote, sh_words};
+use crate::tmux::protocol::{quote, quote_words};
 use std::io::Write;
 
 /// The `uname -sm` words of the systems this build runs on, and the
@@ -155,8 +155,8 @@ pub fn install(
         host,
         &format!(
             "sh -c {} sh {}",
-            sh_quote(INSTALL_SCRIPT),
-            sh_words(&[tmp, format!("{crc} {size}"), v.to_owned()])
+            quote(INSTALL_SCRIPT),
+            quote_words(&[tmp, format!("{crc} {size}"), v.to_owned()])
         ),
         &exe,
     )?;
@@ -367,8 +367,8 @@ mod tests {
         let run_with = |sum: String, version: &str, path: Option<&std::path::Path>| {
             let line = format!(
                 "sh -c {} sh {}",
-                sh_quote(INSTALL_SCRIPT),
-                sh_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
+                quote(INSTALL_SCRIPT),
+                quote_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
             );
             let mut c = Command::new("sh");
             c.args(["-c", &line])

@@ -1,24 +1,8 @@
 //! tmux's command language, where tmux-wait has to write it (a command list
 //! that `if-shell` parses, a pipe's shell command that `pipe-pane` expands
-//! as a format): quoting, so that no argument is ever read as anything but
-//! itself.
-
-/// Quote `arg` as one word of tmux's command language: single quotes, a
-/// quote inside as `'\''` (tmux takes a backslash outside quotes as an
-/// escape, as a POSIX shell does).
-pub fn quote(arg: &str) -> String {
-    let mut s = String::with_capacity(arg.len() + 2);
-    s.push('\'');
-    for c in arg.chars() {
-        if c == '\'' {
-            s.push_str("'\\''");
-        } else {
-            s.push(c);
-        }
-    }
-    s.push('\'');
-    s
-}
+//! as a format), and a shell's (a hook's command, the line typed for `run`,
+//! an ssh command line): quoting, so that no argument is ever read as
+//! anything but itself.
 
 /// `cmds` as one command list in tmux's language (`a ; b`), each argument
 /// quoted.
@@ -35,11 +19,13 @@ pub fn format_escape(s: &str) -> String {
     s.replace('#', "##").replace('%', "%%")
 }
 
-/// One word for a shell: single-quoted, with `'` and `\` put outside the
-/// quotes, escaped. POSIX sh reads it as `s`, and so do fish and csh (a
-/// remote user's login shell, which ssh hands its command line to), which
-/// take `\\` and `\'` as escapes even inside single quotes.
-pub fn sh_quote(s: &str) -> String {
+/// One word of tmux's command language, and of a shell's: single-quoted,
+/// with `'` and `\` put outside the quotes, escaped (tmux, like a POSIX
+/// shell, takes a backslash outside quotes as an escape). POSIX sh reads
+/// it as `s`, and so do fish and csh (a remote user's login shell, which
+/// ssh hands its command line to), which take `\\` and `\'` as escapes
+/// even inside single quotes.
+pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('\'');
     for c in s.chars() {
@@ -54,10 +40,10 @@ pub fn sh_quote(s: &str) -> String {
 }
 
 /// Words for a shell, each quoted, joined by spaces.
-pub fn sh_words<S: AsRef<str>>(words: &[S]) -> String {
+pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
     words
         .iter()
-        .map(|w| sh_quote(w.as_ref()))
+        .map(|w| quote(w.as_ref()))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -80,9 +66,8 @@ mod tests {
             "'display-message' '-p' 'x y' ; 'wait-for' '-S' 'c'"
         );
         assert_eq!(format_escape("/tmp/a%b#c"), "/tmp/a%%b##c");
-        assert_eq!(sh_quote("a'b"), r"'a'\''b'");
-        assert_eq!(sh_quote(r"a\b"), r"'a'\\'b'");
-        assert_eq!(sh_quote(""), "''");
+        assert_eq!(quote(r"a\b"), r"'a'\\'b'");
+        assert_eq!(quote(""), "''");
     }
 
     /// Every word comes back whole from a real `sh -c`, whatever it holds.
@@ -112,7 +97,7 @@ mod tests {
             "ünï",
             "!!",
         ];
-        let script = format!("printf '%s\\n' {}", sh_words(&words));
+        let script = format!("printf '%s\\n' {}", quote_words(&words));
         let out = std::process::Command::new("sh")
             .args(["-c", &script])
             .output()
@@ -124,7 +109,7 @@ mod tests {
         // or passed whole.
         for w in words {
             let out = std::process::Command::new("sh")
-                .args(["-c", &format!("printf %s {}", sh_quote(w))])
+                .args(["-c", &format!("printf %s {}", quote(w))])
                 .output()
                 .unwrap();
             assert_eq!(String::from_utf8(out.stdout).unwrap(), w, "{w:?}");
