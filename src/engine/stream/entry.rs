@@ -13,16 +13,7 @@ impl StreamSource {
         self.tracker_row = (st.history_size < st.history_limit)
             .then(|| i64::try_from(st.history_size).unwrap_or(0) + i64::from(st.cursor_y));
         self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
-        let row = replies[1]
-            .get(st.cursor_y as usize)
-            .map(|r| r.trim_end().to_owned())
-            .unwrap_or_default();
-        let screen = TrackerStart {
-            row,
-            cursor_x: st.cursor_x as usize,
-            alternate_on: st.alternate_on,
-            ..TrackerStart::blank(st.width as usize)
-        };
+        let screen = screen_start(&st, &replies[1]);
         let (pid, tty) = (self.pane.pane_pid, &self.pane.pane_tty);
         self.tracker = LineTracker::new(&with_reader(screen, pid, tty, &self.probe));
         if !flows_from_cursor(&replies[1], &replies[2], &st) {
@@ -124,6 +115,20 @@ impl StreamSource {
         };
         self.entry_lines = trim_rows(replies[2].clone());
         Ok(st)
+    }
+}
+
+/// Where a line tracker starts on the screen `rows` of a pane in state
+/// `st`: on the cursor's row (trimmed), where the cursor stands in it.
+pub fn screen_start(st: &PaneState, rows: &[String]) -> TrackerStart {
+    TrackerStart {
+        row: rows
+            .get(st.cursor_y as usize)
+            .map(|r| r.trim_end().to_owned())
+            .unwrap_or_default(),
+        cursor_x: st.cursor_x as usize,
+        alternate_on: st.alternate_on,
+        ..TrackerStart::blank(st.width as usize)
     }
 }
 

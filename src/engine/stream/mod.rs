@@ -34,6 +34,7 @@ mod quiet;
 mod survive;
 
 use entry::flows_from_cursor;
+pub use entry::screen_start;
 
 pub use health::kind_from;
 use link::history_query;

@@ -94,18 +94,8 @@ impl Feed {
                 if !st.tty.is_empty() {
                     pane.pane_tty = st.tty.clone();
                 }
-                let row = replies
-                    .get(1)
-                    .and_then(|rows| rows.get(st.cursor_y as usize))
-                    .map(|r| r.trim_end().to_owned())
-                    .unwrap_or_default();
-                let screen = TrackerStart {
-                    row,
-                    cursor_x: st.cursor_x as usize,
-                    alternate_on: st.alternate_on,
-                    ..TrackerStart::blank(st.width as usize)
-                };
-                (screen, None)
+                let rows = replies.get(1).map_or(&[][..], |r| &r[..]);
+                (crate::engine::stream::screen_start(&st, rows), None)
             }
             hub::Entry::Joined { line, alt, .. } => {
                 // The pane's pipe runs for other waits: go on from the
