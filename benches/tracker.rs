@@ -10,10 +10,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tmux_wait::matcher::{Needed, PatternList};
-use tmux_wait::pane::vt::{Entry, LineTracker};
+use tmux_wait::pane::vt::{LineTracker, TrackerStart};
 
-fn entry() -> Entry {
-    Entry::blank(120)
+fn entry() -> TrackerStart {
+    TrackerStart::blank(120)
 }
 
 /// `lines` numbered lines of plain text, as `seq` or a log writes them.

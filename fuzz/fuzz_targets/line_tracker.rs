@@ -4,14 +4,14 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::time::{Duration, Instant};
-use tmux_wait::pane::vt::{Entry, LineTracker};
+use tmux_wait::pane::vt::{LineTracker, TrackerStart};
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
         return;
     }
     let width = usize::from(data[0] % 200) + 1;
-    let entry = Entry {
+    let entry = TrackerStart {
         width,
         row: "$ ".into(),
         cursor_x: usize::from(data[1] % 4),

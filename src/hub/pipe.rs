@@ -4,7 +4,7 @@
 use super::policy::ENTRY_QUERIES;
 use super::protocol::Entry;
 use crate::error::{Error, Kind, Result};
-use crate::tmux::protocol::{command_list, format_escape, sh_quote};
+use crate::tmux::protocol::{command_list, format_escape, quote};
 use crate::tmux::{PaneState, Socket};
 
 /// The pipe's command line, without its token: this very binary's
@@ -14,8 +14,8 @@ pub(super) fn feed_command(socket: &Socket) -> Result<String> {
     let sock = socket.absolute().path();
     Ok(format_escape(&format!(
         "exec {} -S {} pipe-feed",
-        sh_quote(&exe.to_string_lossy()),
-        sh_quote(&sock.to_string_lossy())
+        quote(&exe.to_string_lossy()),
+        quote(&sock.to_string_lossy())
     )))
 }
 

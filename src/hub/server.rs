@@ -15,13 +15,14 @@ use super::starts::{self, StartJob, Starts};
 use super::tap::Tap;
 use crate::error::{Error, Kind, Result};
 use crate::sys::poller::Poller;
+use crate::sys::wake::{Post, Wake};
 use crate::sys::{bytes_waiting, same_user, set_nonblocking};
 use crate::tmux::{Socket, SocketLock};
 use std::collections::HashMap;
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 mod stream;
@@ -99,14 +100,11 @@ pub fn serve(socket: &Socket) -> Result<()> {
     // SIGTERM, SIGINT, SIGHUP: leave as when idle (pipes closed, socket
     // and lock file removed).
     {
-        let wake = hub
-            .wake_w
-            .try_clone()
-            .map_err(|e| Error::io("cannot set up the hub", e))?;
+        let wake = hub.wake.waker();
         let stop = hub.stop.clone();
         crate::signals::route_to(move |_| {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            let _ = (&wake).write(&[1]);
+            wake.wake();
         });
     }
     hub.run(&listener);
@@ -134,11 +132,10 @@ struct Hub {
     taps: HashMap<String, Tap>,
     router: Router,
     next_id: u64,
-    started_tx: Sender<Started>,
+    /// Where the pipe starts' threads post (no descriptor each).
+    started: Post<Started>,
     started_rx: Receiver<Started>,
-    wake_r: UnixStream,
-    /// Shared with the pipe starts' threads (no descriptor each).
-    wake_w: std::sync::Arc<UnixStream>,
+    wake: Wake,
     queue_limit: usize,
     idle_since: Option<Instant>,
     /// Panes whose pipe the hub closed, and when: tmux takes a moment to
@@ -165,14 +162,7 @@ const CLOSING: Duration = Duration::from_secs(1);
 impl Hub {
     fn new(socket: &Socket, framer: Option<Framer>) -> Result<Hub> {
         let feed_cmd = super::pipe::feed_command(socket)?;
-        let (wake_r, wake_w) =
-            UnixStream::pair().map_err(|e| Error::io("cannot set up the hub", e))?;
-        wake_r
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("cannot set up the hub", e))?;
-        wake_w
-            .set_nonblocking(true)
-            .map_err(|e| Error::io("cannot set up the hub", e))?;
+        let wake = Wake::new().map_err(|e| Error::io("cannot set up the hub", e))?;
         let (started_tx, started_rx) = channel();
         let queue_limit = std::env::var("TMUX_WAIT_HUB_QUEUE_MB")
             .ok()
@@ -187,10 +177,9 @@ impl Hub {
             taps: HashMap::new(),
             router: Router::default(),
             next_id: 1,
-            started_tx,
+            started: Post::new(started_tx, wake.waker()),
             started_rx,
-            wake_r,
-            wake_w: std::sync::Arc::new(wake_w),
+            wake,
             queue_limit,
             idle_since: Some(Instant::now()),
             closed: HashMap::new(),
@@ -216,7 +205,7 @@ impl Hub {
             let now = Instant::now();
             let listen = if self.may_accept() { libc::POLLIN } else { 0 };
             poller.want(listener.as_raw_fd(), KEY_LISTENER, listen);
-            poller.want(self.wake_r.as_raw_fd(), KEY_WAKE, libc::POLLIN);
+            poller.want(self.wake.as_raw_fd(), KEY_WAKE, libc::POLLIN);
             for (id, c) in &self.conns {
                 let mut ev = libc::POLLIN;
                 if c.pending() > 0 {
@@ -251,7 +240,7 @@ impl Hub {
                 self.accept(listener);
             }
             if woken {
-                crate::sys::drain(&self.wake_r);
+                self.wake.drain();
             }
             while let Ok(s) = self.started_rx.try_recv() {
                 self.on_started(s);
@@ -524,8 +513,7 @@ impl Hub {
             };
             self.closed.retain(|_, at| at.elapsed() < CLOSING);
             let closing = self.closed.get(&job.pane).map(|at| *at + CLOSING);
-            let (tx, wake) = (self.started_tx.clone(), self.wake_w.clone());
-            starts::spawn(job, self.socket.clone(), closing, tx, wake);
+            starts::spawn(job, self.socket.clone(), closing, self.started.clone());
         }
     }
 

@@ -5,12 +5,9 @@
 use super::budget::MAX_STARTS;
 use super::pipe::{Started, start_pipe};
 use super::protocol::Entry;
+use crate::sys::wake::Post;
 use crate::tmux::Socket;
 use std::collections::VecDeque;
-use std::io::Write;
-use std::os::unix::net::UnixStream;
-use std::sync::Arc;
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 /// A pipe start asked for.
@@ -54,16 +51,10 @@ impl Starts {
     }
 }
 
-/// Start a pane's pipe on a thread of its own: the outcome goes to `tx`,
-/// and `wake` wakes the loop. A pane whose pipe the hub closed until
+/// Start a pane's pipe on a thread of its own: the outcome is posted to
+/// the loop. A pane whose pipe the hub closed until
 /// `closing` may still look piped (tmux takes a moment): asked again.
-pub(super) fn spawn(
-    job: StartJob,
-    socket: Socket,
-    closing: Option<Instant>,
-    tx: Sender<Started>,
-    wake: Arc<UnixStream>,
-) {
+pub(super) fn spawn(job: StartJob, socket: Socket, closing: Option<Instant>, post: Post<Started>) {
     let StartJob {
         pane,
         feed,
@@ -77,7 +68,6 @@ pub(super) fn spawn(
             std::thread::sleep(Duration::from_millis(2));
             started = start_pipe(&socket, &pane, &feed, &queries);
         }
-        let _ = tx.send(started);
-        let _ = (&*wake).write(&[1]);
+        post.post(started);
     });
 }

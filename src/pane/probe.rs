@@ -28,6 +28,7 @@
 mod between;
 mod credit;
 
+use super::rhythm::{FLOW_GAP, FLOW_LOOK_EVERY};
 use super::shell;
 use super::vt::Hint;
 use crate::sys::procfs::{self, ReadState};
@@ -59,10 +60,6 @@ const LOOK_EVERY: Duration = Duration::from_millis(10);
 /// pane's pipe alone, so that a flood that goes on is not taken for quiet.
 const QUIET_BEFORE_LOOK: Duration =
     crate::pane::rhythm::LONGEST_PAUSE.saturating_add(Duration::from_millis(1));
-/// While output keeps coming, the look owed for it is taken this often:
-/// a flood is read in pieces a few milliseconds apart, and each wait on
-/// the pane would otherwise read `/proc` for every few of them.
-const FLOW_LOOK_EVERY: Duration = Duration::from_millis(100);
 /// The look owed after sieved output waits for this much quiet: the hub
 /// may pass a flood on [`crate::pane::rhythm::LONGEST_HOLD`] apart, and each gap
 /// passed for the flood's end (a third of fifty waits' CPU in a flood).
@@ -79,10 +76,6 @@ const TAIL_GAP: Duration = Duration::from_millis(2);
 /// on a pane printing a line each 10 ms looked ten times a second each.
 /// A prompt, a question, keys' echo or an escape is looked at as before.
 const LINES_LOOK_EVERY: Duration = Duration::from_millis(500);
-/// Output that comes within this of the output before it flows: a program
-/// printing a line every few milliseconds is looked at as a flood is
-/// (every `FLOW_LOOK_EVERY`, and once it is quiet), not for every line.
-const FLOW_GAP: Duration = Duration::from_millis(20);
 /// How long a running shell that just printed its prompt is given to reach
 /// its read of the terminal (on a loaded machine it may wait its turn).
 const SHELL_ON_ITS_WAY: Duration = Duration::from_millis(100);
@@ -96,7 +89,7 @@ const KEYS_MAX_READS: u64 = 8;
 
 /// One look at the terminal and the pane's processes.
 #[derive(Clone, Copy, Debug, Default)]
-struct Look {
+struct LeaderLook {
     /// The same foreground leader as at the previous look.
     same: bool,
     /// The leader changed, and what the previous one wrote and read since
@@ -491,7 +484,7 @@ impl ReaderProbe {
     /// of keys typed before the shell got to its read, or another writer's.
     /// A shell that is running is on its way to the read: give it a moment
     /// to get there (it is then the reader that tells the two apart).
-    fn await_shell_read(&mut self, mut l: Look) -> Look {
+    fn await_shell_read(&mut self, mut l: LeaderLook) -> LeaderLook {
         let until = Instant::now() + SHELL_ON_ITS_WAY;
         while self.shell_about_to_read && self.shell_running && Instant::now() < until {
             std::thread::sleep(Duration::from_millis(1));
@@ -523,7 +516,7 @@ impl ReaderProbe {
         !self.tree.is_empty()
     }
 
-    fn look(&mut self) -> Look {
+    fn look(&mut self) -> LeaderLook {
         let now = Instant::now();
         self.last_look = Some(now);
         self.shown_large = false;
@@ -539,13 +532,13 @@ impl ReaderProbe {
             self.reader = None;
             self.unpaid = 0;
             self.shell_about_to_read = false;
-            return Look::default();
+            return LeaderLook::default();
         };
         let was_raw = self.leader.is_some_and(|(pid, _)| pid == fg)
             && self
                 .mode
                 .is_some_and(|(m, _)| m.is_some_and(|m| m.mode == Mode::Raw));
-        let mut look = Look {
+        let mut look = LeaderLook {
             mode: self.mode(now),
             // The pane's own process, when it is a shell (a program the
             // pane runs in its place, `tail -f` or a REPL, is no shell
@@ -553,7 +546,7 @@ impl ReaderProbe {
             shell: fg == self.pane_pid
                 && shell::program_name(fg).is_none_or(|n| shell::is_shell(&n)),
             was_raw,
-            ..Look::default()
+            ..LeaderLook::default()
         };
         // The leader: a line editor's echo is its own writing.
         let io = procfs::io(fg, false);
@@ -689,7 +682,7 @@ fn small_lines(data: &[u8]) -> bool {
 }
 
 /// A program reads a line with the kernel echoing what is typed.
-fn kernel_echo(l: &Look) -> Option<bool> {
+fn kernel_echo(l: &LeaderLook) -> Option<bool> {
     match (l.mode, l.line_reader) {
         (Some(Mode::Canonical), Some(r)) => Some(r),
         (Some(Mode::Canonical), None) => None,
@@ -861,10 +854,10 @@ mod tests {
 
     #[test]
     fn kernel_echo_needs_a_reader_in_canonical_mode() {
-        let l = |mode, line_reader| Look {
+        let l = |mode, line_reader| LeaderLook {
             mode,
             line_reader,
-            ..Look::default()
+            ..LeaderLook::default()
         };
         assert_eq!(
             kernel_echo(&l(Some(Mode::Canonical), Some(true))),

@@ -1,5 +1,6 @@
 //! A host as the command line names it, `[user@]host[:socket]`, checked
-//! before anything reaches ssh, and the words sent to its shell, quoted.
+//! before anything reaches ssh (the words sent to its shell are quoted by
+//! `tmux::protocol::quote`).
 //!
 //! ssh joins its command's words with spaces and hands the string to the
 //! remote user's login shell, so every word is quoted here; a host name is
@@ -120,37 +121,6 @@ pub fn split_qualified(id: &str) -> Option<(&str, &str)> {
     .then_some((spec, pane))
 }
 
-/// One word for a POSIX shell (and for fish and csh, which the remote
-/// user's login shell may be): single-quoted, with `'` and `\` put outside
-/// the quotes, escaped.
-pub fn sh_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+,-./:@_".contains(&b))
-    {
-        return s.to_owned();
-    }
-    let mut out = String::from("'");
-    for c in s.chars() {
-        match c {
-            '\'' => out.push_str("'\\''"),
-            '\\' => out.push_str("'\\\\'"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
-
-/// Words for a shell, each quoted, joined by spaces.
-pub fn sh_words<S: AsRef<str>>(words: &[S]) -> String {
-    words
-        .iter()
-        .map(|w| sh_quote(w.as_ref()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,35 +175,5 @@ mod tests {
         assert_eq!(split_qualified("gpu/%"), None);
         assert_eq!(split_qualified("/%3"), None);
         assert_eq!(split_qualified("gpu/%3x"), None);
-    }
-
-    /// Every word comes back whole from a real `sh -c`, whatever it holds.
-    #[test]
-    fn quoting_survives_a_real_shell() {
-        let words = [
-            "plain",
-            "",
-            "a b",
-            "it's",
-            "$(touch /nonexistent/x)",
-            "`id`",
-            "back\\slash",
-            "\\'",
-            "semi;colon && echo no",
-            "glob*?[x]",
-            "~root",
-            "%3",
-            "-L",
-            "tab\there",
-            "ünï",
-        ];
-        let script = format!("printf '%s\\n' {}", sh_words(&words));
-        let out = std::process::Command::new("sh")
-            .args(["-c", &script])
-            .output()
-            .unwrap();
-        let got = String::from_utf8(out.stdout).unwrap();
-        let want: String = words.iter().map(|w| format!("{w}\n")).collect();
-        assert_eq!(got, want);
     }
 }

@@ -4,8 +4,7 @@
 //! MCP and the plugin merge what a host's tmux-wait prints with what this
 //! one sees (`waits::attention::many`).
 //!
-//! - [`host`]: `[user@]host[:socket]`, checked; words quoted for the
-//!   remote shell;
+//! - [`host`]: `[user@]host[:socket]`, checked before it reaches ssh;
 //! - [`ssh`]: the connection, a host's system and helper version, copying
 //!   a file there;
 //! - [`release`]: a release binary for another system, downloaded and
@@ -17,10 +16,11 @@ pub mod host;
 pub mod release;
 pub mod ssh;
 
-pub use host::{Host, sh_quote, sh_words, split_qualified};
+pub use host::{Host, split_qualified};
 pub use ssh::{Guard, Remote, Ssh, check_helper};
 
 use crate::error::{Error, Kind, Result};
+use crate::tmux::protocol::{quote, quote_words};
 use std::io::Write;
 
 /// The `uname -sm` words of the systems this build runs on, and the
@@ -155,8 +155,8 @@ pub fn install(
         host,
         &format!(
             "sh -c {} sh {}",
-            sh_quote(INSTALL_SCRIPT),
-            sh_words(&[tmp, format!("{crc} {size}"), v.to_owned()])
+            quote(INSTALL_SCRIPT),
+            quote_words(&[tmp, format!("{crc} {size}"), v.to_owned()])
         ),
         &exe,
     )?;
@@ -367,8 +367,8 @@ mod tests {
         let run_with = |sum: String, version: &str, path: Option<&std::path::Path>| {
             let line = format!(
                 "sh -c {} sh {}",
-                sh_quote(INSTALL_SCRIPT),
-                sh_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
+                quote(INSTALL_SCRIPT),
+                quote_words(&[".tmux-wait.t1".to_owned(), sum, version.to_owned()])
             );
             let mut c = Command::new("sh");
             c.args(["-c", &line])

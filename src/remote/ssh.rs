@@ -4,8 +4,9 @@
 //! Every child ssh is owned by a [`Guard`] that ends it, also on a panic,
 //! and dies with the thread that started it (Linux).
 
-use super::host::{Host, sh_quote, sh_words};
+use super::host::Host;
 use crate::error::{Error, Kind, Result};
+use crate::tmux::protocol::{quote, quote_words};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -155,7 +156,7 @@ impl Ssh {
         let script = format!(
             "{FIND_HELPER} uname -sm; if command -v tmux-wait >/dev/null 2>&1; then tmux-wait --version 2>&1 | head -n 1; else echo 'tmux-wait: none'; fi"
         );
-        let out = self.output(host, &format!("sh -c {}", sh_quote(&script)))?;
+        let out = self.output(host, &format!("sh -c {}", quote(&script)))?;
         let mut lines = out.lines();
         let uname = lines.next().unwrap_or("").trim().to_owned();
         let version = lines
@@ -309,13 +310,13 @@ pub fn last_words(stderr: &str) -> String {
 /// shell: `sh -c SCRIPT tmux-wait WORD...`, every word quoted.
 pub fn helper_line(words: &[String]) -> String {
     let script = format!("{FIND_HELPER} exec tmux-wait \"$@\"");
-    format!("sh -c {} tmux-wait {}", sh_quote(&script), sh_words(words))
+    format!("sh -c {} tmux-wait {}", quote(&script), quote_words(words))
 }
 
 /// Whether a host's tmux-wait is recent enough; else the one line that
 /// says so and how to install it.
 pub fn check_helper(host: &Host, r: &Remote) -> Result<()> {
-    let install = format!("tmux-wait remote install {}", sh_quote(&host.spec));
+    let install = format!("tmux-wait remote install {}", quote(&host.spec));
     match &r.version {
         None => Err(Error::new(
             Kind::NoHelper,
@@ -399,6 +400,6 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.kind, Kind::NoHelper);
-        assert!(e.message.contains("tmux-wait remote install box"), "{e}");
+        assert!(e.message.contains("tmux-wait remote install 'box'"), "{e}");
     }
 }

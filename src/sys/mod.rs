@@ -1,7 +1,8 @@
 //! System helpers below everything else: starting this program again,
 //! detached, the few descriptor calls the hub's event loop makes, the
 //! open-files limit (`fds`), and what the kernel says about processes
-//! (`procfs`) and terminals (`tty`).
+//! (`procfs`) and terminals (`tty`), and a loop's wake-up from other
+//! threads (`wake`).
 
 pub mod clock;
 pub mod fds;
@@ -14,6 +15,7 @@ pub mod pts;
 pub mod trace;
 pub mod tty;
 pub mod waiting;
+pub mod wake;
 
 use crate::error::{Error, Result};
 use std::ffi::OsString;

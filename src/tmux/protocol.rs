@@ -1,24 +1,8 @@
 //! tmux's command language, where tmux-wait has to write it (a command list
 //! that `if-shell` parses, a pipe's shell command that `pipe-pane` expands
-//! as a format): quoting, so that no argument is ever read as anything but
-//! itself.
-
-/// Quote `arg` as one word of tmux's command language: single quotes, a
-/// quote inside as `'\''` (tmux takes a backslash outside quotes as an
-/// escape, as a POSIX shell does).
-pub fn quote(arg: &str) -> String {
-    let mut s = String::with_capacity(arg.len() + 2);
-    s.push('\'');
-    for c in arg.chars() {
-        if c == '\'' {
-            s.push_str("'\\''");
-        } else {
-            s.push(c);
-        }
-    }
-    s.push('\'');
-    s
-}
+//! as a format), and a shell's (a hook's command, the line typed for `run`,
+//! an ssh command line): quoting, so that no argument is ever read as
+//! anything but itself.
 
 /// `cmds` as one command list in tmux's language (`a ; b`), each argument
 /// quoted.
@@ -35,9 +19,33 @@ pub fn format_escape(s: &str) -> String {
     s.replace('#', "##").replace('%', "%%")
 }
 
-/// POSIX single quoting for `sh -c`: `'` becomes `'\''`.
-pub fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+/// One word of tmux's command language, and of a shell's: single-quoted,
+/// with `'` and `\` put outside the quotes, escaped (tmux, like a POSIX
+/// shell, takes a backslash outside quotes as an escape). POSIX sh reads
+/// it as `s`, and so do fish and csh (a remote user's login shell, which
+/// ssh hands its command line to), which take `\\` and `\'` as escapes
+/// even inside single quotes.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            '\\' => out.push_str("'\\\\'"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Words for a shell, each quoted, joined by spaces.
+pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -58,6 +66,53 @@ mod tests {
             "'display-message' '-p' 'x y' ; 'wait-for' '-S' 'c'"
         );
         assert_eq!(format_escape("/tmp/a%b#c"), "/tmp/a%%b##c");
-        assert_eq!(sh_quote("a'b"), r"'a'\''b'");
+        assert_eq!(quote(r"a\b"), r"'a'\\'b'");
+        assert_eq!(quote(""), "''");
+    }
+
+    /// Every word comes back whole from a real `sh -c`, whatever it holds.
+    #[test]
+    fn shell_quoting_survives_a_real_shell() {
+        let words = [
+            "plain",
+            "",
+            "a b",
+            "it's",
+            "''",
+            "$(touch /nonexistent/x)",
+            "`id`",
+            "$HOME ${x:-y} $((1+1))",
+            "back\\slash",
+            "\\'",
+            "'\\",
+            "\"dq\" \\\"",
+            "semi;colon && echo no | cat > /nonexistent/y",
+            "glob*?[x]",
+            "~root",
+            "%3 #{pane_id}",
+            "-L",
+            "tab\there",
+            "two\nlines\n",
+            "\n",
+            "ünï",
+            "!!",
+        ];
+        let script = format!("printf '%s\\n' {}", quote_words(&words));
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        let got = String::from_utf8(out.stdout).unwrap();
+        let want: String = words.iter().map(|w| format!("{w}\n")).collect();
+        assert_eq!(got, want);
+        // One word, as `sh -c` takes its script: a command's text typed
+        // or passed whole.
+        for w in words {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", quote(w))])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), w, "{w:?}");
+        }
     }
 }

@@ -186,7 +186,7 @@ impl ChannelWaiter {
         loop {
             if let Ok((code, out, err)) = self.done.try_recv() {
                 self.finished = true;
-                return self.judge(socket, code, &out, &err);
+                return self.outcome(socket, code, &out, &err);
             }
             let ev = match deadline {
                 Some(d) => {
@@ -205,7 +205,7 @@ impl ChannelWaiter {
         }
     }
 
-    fn judge(&self, socket: &Socket, code: Option<i32>, out: &str, err: &str) -> Result<Woke> {
+    fn outcome(&self, socket: &Socket, code: Option<i32>, out: &str, err: &str) -> Result<Woke> {
         match code {
             Some(0) => {}
             _ if err.contains("server exited") || err.contains("lost server") => {
@@ -251,7 +251,7 @@ impl ChannelWaiter {
         }
         match got {
             // Exit 0: it was signalled just before the kill, so no ghost.
-            Some((Some(0), out, err)) => Some(self.judge(socket, Some(0), &out, &err)),
+            Some((Some(0), out, err)) => Some(self.outcome(socket, Some(0), &out, &err)),
             // Killed while waiting: registered only if it said so.
             Some((_, out, _)) if armed || out.starts_with(ARMED) => {
                 undo_ghost(socket, &self.name);

@@ -366,7 +366,7 @@ fn a_host_without_tmux_wait_is_told_how_to_install_it() {
     assert_eq!(f.code, Some(2), "{f:?}");
     assert_eq!(
         f.stderr.trim(),
-        "tmux-wait: error: bare: no tmux-wait there; install it with `tmux-wait remote install bare`"
+        "tmux-wait: error: bare: no tmux-wait there; install it with `tmux-wait remote install 'bare'`"
     );
 
     // Beside a host that has it: the wait goes on, the problem said.

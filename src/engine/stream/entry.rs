@@ -13,19 +13,9 @@ impl StreamSource {
         self.tracker_row = (st.history_size < st.history_limit)
             .then(|| i64::try_from(st.history_size).unwrap_or(0) + i64::from(st.cursor_y));
         self.probe = ReaderProbe::new(self.pane.pane_pid, &self.pane.pane_tty);
-        let row = replies[1]
-            .get(st.cursor_y as usize)
-            .map(|r| r.trim_end().to_owned())
-            .unwrap_or_default();
-        self.tracker = LineTracker::new(&Entry {
-            width: st.width as usize,
-            row,
-            cursor_x: st.cursor_x as usize,
-            alternate_on: st.alternate_on,
-            at_prompt: line_editor_active(self.pane.pane_pid, &self.pane.pane_tty),
-            kernel_echo: self.probe.first().kernel_echo == Some(true),
-            raw_reader: raw_reader(&self.pane),
-        });
+        let screen = screen_start(&st, &replies[1]);
+        let (pid, tty) = (self.pane.pane_pid, &self.pane.pane_tty);
+        self.tracker = LineTracker::new(&with_reader(screen, pid, tty, &self.probe));
         if !flows_from_cursor(&replies[1], &replies[2], &st) {
             self.tracker.lose_flow();
         }
@@ -54,9 +44,9 @@ impl StreamSource {
                 // The stream draws the cursor's line again, from its start:
                 // the capture's copy of it is not the history's.
                 let flows = self.tracker.screen_tail().is_some();
-                self.tracker = LineTracker::new(&Entry {
+                self.tracker = LineTracker::new(&TrackerStart {
                     alternate_on: st.alternate_on,
-                    ..Entry::blank(st.width as usize)
+                    ..TrackerStart::blank(st.width as usize)
                 });
                 self.tracker_wants();
                 if !flows {
@@ -128,13 +118,18 @@ impl StreamSource {
     }
 }
 
-/// A program other than the shell reads the pane's terminal key by key
-/// (a REPL's line editor): what it writes after reading keys is echo.
-pub(super) fn raw_reader(pane: &PaneInfo) -> bool {
-    matches!(
-        shell::reads(pane.pane_pid, &pane.pane_tty).0,
-        Reads::Keys { .. }
-    )
+/// Where a line tracker starts on the screen `rows` of a pane in state
+/// `st`: on the cursor's row (trimmed), where the cursor stands in it.
+pub fn screen_start(st: &PaneState, rows: &[String]) -> TrackerStart {
+    TrackerStart {
+        row: rows
+            .get(st.cursor_y as usize)
+            .map(|r| r.trim_end().to_owned())
+            .unwrap_or_default(),
+        cursor_x: st.cursor_x as usize,
+        alternate_on: st.alternate_on,
+        ..TrackerStart::blank(st.width as usize)
+    }
 }
 
 /// The screen below the cursor's row is blank and that row starts a line
@@ -222,7 +217,7 @@ pub(super) fn window_split(
 /// The text a piece of output draws on a fresh row (escape sequences
 /// applied, trailing blanks trimmed).
 fn drawn_text(bytes: &[u8]) -> String {
-    let mut t = LineTracker::new(&Entry::blank(10_000));
+    let mut t = LineTracker::new(&TrackerStart::blank(10_000));
     t.feed(bytes, Instant::now());
     let line = t.take_items(true).into_iter().find_map(|i| match i {
         Item::Line(c) => Some(c.line().to_owned()),

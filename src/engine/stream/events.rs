@@ -35,8 +35,7 @@ impl StreamSource {
             if let Some(t) = self.tracker.held_until() {
                 wake = wake.min(t);
             }
-            if self.look_owed {
-                let at = self.probe.owed_look_at(now);
+            if let Some(at) = self.intake.owed_at(&self.probe, now) {
                 if at <= now {
                     self.look_idle();
                 } else {
@@ -65,12 +64,13 @@ impl StreamSource {
         }
     }
 
-    /// The look owed since output nobody looked at (see `look_owed`).
+    /// The look owed since output nobody looked at (see `intake`).
     pub(super) fn look_idle(&mut self) {
-        self.look_owed = false;
         if self.streaming {
-            let hint = self.probe.hint_for(&[], false);
-            self.tracker.observe(Instant::now(), hint);
+            let (tracker, probe) = (&mut self.tracker, &mut self.probe);
+            self.intake.look_owed(tracker, probe, Instant::now());
+        } else {
+            self.intake.forget_owed();
         }
     }
 
@@ -102,7 +102,7 @@ impl StreamSource {
     fn take_chunk(&mut self, chunk: Chunk, at: Instant) {
         /// The most bytes kept of an entry's window (see `recording`).
         const RECORD_MAX: usize = 1 << 20;
-        let len = chunk.len();
+        let len = chunk.stream_len();
         self.received += len;
         if let Some(r) = &mut self.recording {
             match chunk {
@@ -116,91 +116,18 @@ impl StreamSource {
         if !self.streaming {
             return;
         }
-        if self.width_checked.elapsed() >= WIDTH_EVERY {
-            self.width_checked = Instant::now();
-            if let Some(w) = tty_width(&self.pane.pane_tty) {
-                self.tracker.set_width(w);
-            }
-        }
-        // Who wrote it matters only while a shell reads a line (or for
-        // what may be a prompt, looked at now and then).
-        let reading = self.tracker.reading();
-        let hint = match chunk {
-            _ if reading => {
-                let bytes = chunk.kept();
-                let line_end = self.tracker.kernel_echo() && chunk.newlines() > 0;
-                self.probe.hint_for(&bytes, line_end)
-            }
-            Chunk::Whole(data) if self.probe.wants_look(data, self.look_next) => {
-                self.probe.hint_for(data, false)
-            }
-            Chunk::Whole(data) => {
-                self.probe.shown(data);
-                self.look_owed = true;
-                Hint::default()
-            }
-            Chunk::Sieved(_) => {
-                self.probe.shown_sieved(len, chunk.newlines());
-                self.look_owed = true;
-                Hint::default()
-            }
-        };
-        if reading || hint != Hint::default() {
-            self.look_owed = false;
-        }
-        // A shell that just took a line may print its next prompt (PS2)
-        // and read again at once.
-        self.look_next = reading;
-        crate::trace!(
-            "{:?} {:?} {hint:?} about={} leader={:?}",
+        let exact = self.intake.take(
+            &mut self.tracker,
+            &mut self.probe,
+            &self.pane.pane_tty,
+            chunk,
             at,
-            String::from_utf8_lossy(&chunk.kept()),
-            self.probe.shell_about_to_read(),
-            self.probe.leader_pid()
         );
-        match chunk {
-            Chunk::Whole(data) => self.tracker.feed_hinted(data, at, hint),
-            Chunk::Sieved(s) => {
-                let exact = self.tracker.feed_sieved_chunk(s, at, hint);
-                if !exact {
-                    // Whole chunks from now on (see `LineTracker::feed_sieved_chunk`).
-                    self.inbox.send(crate::hub::WHOLE);
-                }
-            }
+        if !exact {
+            // Whole chunks from now on (see `LineTracker::feed_sieved_chunk`).
+            self.inbox.send(crate::hub::WHOLE);
         }
         self.output_seen = true;
         self.unconsumed = true;
-    }
-}
-
-/// A chunk of the stream as the hub sent it.
-#[derive(Clone, Copy)]
-enum Chunk<'a> {
-    Whole(&'a [u8]),
-    Sieved(&'a crate::hub::Sieved),
-}
-
-impl Chunk<'_> {
-    /// Its length as tmux wrote it.
-    fn len(&self) -> u64 {
-        match self {
-            Chunk::Whole(d) => d.len() as u64,
-            Chunk::Sieved(s) => s.stream_len(),
-        }
-    }
-
-    fn newlines(&self) -> u64 {
-        match self {
-            Chunk::Whole(d) => memchr::memchr_iter(b'\n', d).count() as u64,
-            Chunk::Sieved(s) => s.newlines(),
-        }
-    }
-
-    /// The bytes it holds (a sieved chunk's head and tail).
-    fn kept(&self) -> std::borrow::Cow<'_, [u8]> {
-        match self {
-            Chunk::Whole(d) => (*d).into(),
-            Chunk::Sieved(s) => [&s.head[..], &s.tail[..]].concat().into(),
-        }
     }
 }

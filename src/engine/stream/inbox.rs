@@ -6,33 +6,20 @@
 
 use super::Event;
 use crate::hub::{Decoder, Frame};
+use crate::sys::wake::{Post, Wake};
 use crate::sys::{poll_fine, pollfd};
 use std::collections::VecDeque;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Instant;
 
 /// The most bytes read from the hub at once.
 const READ_MAX: usize = 256 * 1024;
 
 /// Where threads other than the wait's own post their events.
-#[derive(Clone)]
-pub(super) struct Poster {
-    tx: Sender<Event>,
-    wake: Arc<UnixStream>,
-}
-
-impl Poster {
-    pub(super) fn post(&self, ev: Event) {
-        if self.tx.send(ev).is_ok() {
-            // A full wake socket already wakes the wait.
-            let _ = (&*self.wake).write(&[1]);
-        }
-    }
-}
+pub(super) type Poster = Post<Event>;
 
 pub(super) struct Inbox {
     /// The hub's connection (a clone of the one syncs are written to)
@@ -41,8 +28,7 @@ pub(super) struct Inbox {
     /// Events decoded and not taken yet, in the hub's order.
     queue: VecDeque<Event>,
     posted: Receiver<Event>,
-    wake: UnixStream,
-    /// Kept so that the wake socket's other end stays open.
+    wake: Wake,
     poster: Poster,
     buf: Vec<u8>,
     /// The last read filled `buf`: more may be waiting.
@@ -53,19 +39,14 @@ pub(super) struct Inbox {
 
 impl Inbox {
     pub(super) fn new() -> std::io::Result<Inbox> {
-        let (wake, wake_w) = UnixStream::pair()?;
-        wake.set_nonblocking(true)?;
-        wake_w.set_nonblocking(true)?;
+        let wake = Wake::new()?;
         let (tx, posted) = channel();
         Ok(Inbox {
             hub: None,
             queue: VecDeque::new(),
             posted,
+            poster: Post::new(tx, wake.waker()),
             wake,
-            poster: Poster {
-                tx,
-                wake: Arc::new(wake_w),
-            },
             buf: vec![0; READ_MAX],
             full: false,
             sieves: false,
@@ -123,7 +104,7 @@ impl Inbox {
             ];
             poll_fine(&mut fds, left);
             if fds[0].revents != 0 {
-                crate::sys::drain(&self.wake);
+                self.wake.drain();
             }
             if fds[1].revents != 0 {
                 self.read_hub();

@@ -16,9 +16,11 @@ use super::{Candidate, Event, Final, PaneSource, Reply, Setup, trim_rows};
 use crate::cursor::Geometry;
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Request};
+use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::ReaderProbe;
-use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
-use crate::pane::vt::{Entry, Hint, Item, LineTracker};
+use crate::pane::rhythm::EXIT_NOTICE;
+use crate::pane::shell::tty_width;
+use crate::pane::vt::{Item, LineTracker, TrackerStart};
 use crate::signals;
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::time::{Duration, Instant};
@@ -31,7 +33,8 @@ mod link;
 mod quiet;
 mod survive;
 
-use entry::{flows_from_cursor, raw_reader};
+use entry::flows_from_cursor;
+pub use entry::screen_start;
 
 pub use health::kind_from;
 use link::history_query;
@@ -48,14 +51,8 @@ const CHECK_EVERY_WATCHED: Duration = Duration::from_secs(300);
 /// honouring its deadline) nor pile up lines.
 const MAX_EVENTS_PER_BATCH: usize = 512;
 const MAX_BYTES_PER_BATCH: u64 = 256 * 1024;
-/// After the pane's process exited, how long to keep looking for tmux to
-/// mark the pane dead (a respawn in between keeps it alive: then the pid
-/// differs and the check says so).
-const EXIT_NOTICE: Duration = Duration::from_secs(10);
 /// How far back `tail` may reach, in rows, whatever the scrollback holds.
 const TAIL_ROWS: i64 = 64;
-/// How often the pane's width is looked at while output flows.
-const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// Attempts at a capture with no output around it (see `aligned_query`),
 /// and the time they may take: a pane that writes every few milliseconds
 /// leaves a gap now and then.
@@ -106,18 +103,15 @@ pub struct StreamSource {
     /// The last `sync` answered.
     synced: u64,
     marks: Vec<String>,
-    width_checked: Instant,
     /// How the stream failed while lines were being taken.
     failed: Option<Error>,
     /// Who reads the pane's terminal, and what it wrote (see `vt::Hint`).
     probe: ReaderProbe,
-    /// Look at the reader for the next chunk, whatever its size or time.
-    look_next: bool,
-    /// Output came that nobody looked at the reader for: look once the
-    /// stream is idle, so a program that starts reading a line meanwhile
-    /// (a prompt written right after output) is known before the keys
-    /// typed at it arrive.
-    look_owed: bool,
+    /// When the reader was looked at, and the look owed for output nobody
+    /// looked at it for: taken once the stream is idle, so a program that
+    /// starts reading a line meanwhile (a prompt written right after
+    /// output) is known before the keys typed at it arrive.
+    intake: Intake,
     /// Only lines this pattern can hit are wanted, and the last lines (see
     /// `PaneSource::only_lines_hit_by`).
     needed: Option<(std::sync::Arc<crate::matcher::Needed>, usize)>,
@@ -182,13 +176,15 @@ impl StreamSource {
         inbox.set_hub(stream, dec);
         {
             let poster = inbox.poster();
-            signals::route_to(move |sig| poster.post(Event::Signal(sig)));
+            signals::route_to(move |sig| {
+                poster.post(Event::Signal(sig));
+            });
         }
         let mut me = StreamSource {
             socket: socket.clone(),
             pane: pane.clone(),
             inbox,
-            tracker: LineTracker::new(&Entry::blank(80)),
+            tracker: LineTracker::new(&TrackerStart::blank(80)),
             entry_lines: Vec::new(),
             entry_abs: 0,
             entry_above: Vec::new(),
@@ -209,11 +205,9 @@ impl StreamSource {
             sync_seq: 0,
             synced: 0,
             marks: Vec::new(),
-            width_checked: Instant::now(),
             failed: None,
             probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
-            look_next: false,
-            look_owed: false,
+            intake: Intake::default(),
             needed: None,
             opened: Instant::now(),
             interval: setup.interval,
@@ -237,19 +231,12 @@ impl StreamSource {
                 // The pane's pipe already runs: the stream goes on from the
                 // join, on the line the hub kept (all of it old); the
                 // pane's geometry is read meanwhile.
-                let entry = Entry {
-                    width: tty_width(&me.pane.pane_tty).unwrap_or(80),
-                    row: String::new(),
-                    cursor_x: 0,
+                let (pid, tty) = (me.pane.pane_pid, &me.pane.pane_tty);
+                let screen = TrackerStart {
                     alternate_on: alt,
-                    at_prompt: line_editor_active(me.pane.pane_pid, &me.pane.pane_tty),
-                    kernel_echo: me.probe.first().kernel_echo == Some(true),
-                    raw_reader: raw_reader(&me.pane),
+                    ..TrackerStart::blank(tty_width(tty).unwrap_or(80))
                 };
-                me.tracker = LineTracker::new(&entry);
-                me.tracker.feed(&line, Instant::now());
-                me.tracker.forget();
-                me.tracker.set_input(&entry);
+                me.tracker = joined(&with_reader(screen, pid, tty, &me.probe), &line);
                 me.tracker_wants();
                 me.streaming = true;
                 // The stream runs from the join, and who reads the pane

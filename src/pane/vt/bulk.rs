@@ -459,7 +459,7 @@ mod tests {
             let data = mix(pieces, 200, 0x5eed ^ seed.wrapping_mul(0x9e37_79b9));
             for final_only in [false, true] {
                 let run = |bulk: bool| {
-                    let mut t = LineTracker::new(&Entry::blank(7));
+                    let mut t = LineTracker::new(&TrackerStart::blank(7));
                     t.set_final_only(final_only);
                     t.bulk_enabled = bulk;
                     let mut items = Vec::new();
@@ -495,7 +495,7 @@ mod tests {
         seed: u64,
         most: usize,
     ) -> (Vec<Candidate>, Option<Vec<String>>, bool, u64) {
-        let mut t = LineTracker::new(&Entry::blank(80));
+        let mut t = LineTracker::new(&TrackerStart::blank(80));
         t.set_needed(needed, keep);
         t.wanted.after = 0;
         let mut lines = Vec::new();

@@ -107,7 +107,7 @@ pub fn frame_run(bytes: &[u8], width: usize, re: &Joined) -> Option<FrameRun> {
         }
         at = p + 1;
     };
-    let mut t = LineTracker::new(&Entry::blank(width));
+    let mut t = LineTracker::new(&TrackerStart::blank(width));
     t.state.lose_flow();
     let now = Instant::now();
     t.feed(&bytes[start..head], now);
@@ -275,7 +275,7 @@ mod tests {
         width: usize,
     ) -> [(Vec<String>, u64, usize); 2] {
         let run = |framed: bool| {
-            let mut t = LineTracker::new(&Entry::blank(width));
+            let mut t = LineTracker::new(&TrackerStart::blank(width));
             let now = Instant::now();
             t.feed(pre, now);
             let mut lines: Vec<String> = t.take(true).into_iter().map(|c| c.text).collect();
@@ -436,12 +436,12 @@ mod tests {
         let s = sieved(&data, &r, 80);
         let now = Instant::now();
         // A screen of another width, and the alternate screen.
-        let mut t = LineTracker::new(&Entry::blank(100));
+        let mut t = LineTracker::new(&TrackerStart::blank(100));
         assert!(!t.feed_sieved_chunk(&s, now, Hint::default()));
-        let mut t = LineTracker::new(&Entry::blank(80));
+        let mut t = LineTracker::new(&TrackerStart::blank(80));
         t.feed(b"\x1b[?1049h", now);
         assert!(!t.feed_sieved_chunk(&s, now, Hint::default()));
-        let mut t = LineTracker::new(&Entry::blank(80));
+        let mut t = LineTracker::new(&TrackerStart::blank(80));
         assert!(t.feed_sieved_chunk(&s, now, Hint::default()));
     }
 
@@ -523,7 +523,7 @@ mod tests {
                 }
                 // The whole stream, in the hub's chunks.
                 let whole = |sieve: bool| {
-                    let mut t = LineTracker::new(&Entry::blank(80));
+                    let mut t = LineTracker::new(&TrackerStart::blank(80));
                     t.set_needed(Some(needed.clone()), KEEP);
                     t.wanted.after = 0;
                     let mut hub = crate::hub::Sieve::new(Some(super::super::frame_run));

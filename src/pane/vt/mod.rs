@@ -166,7 +166,7 @@ enum InputState {
 
 impl InputState {
     /// Who was reading the terminal at entry.
-    fn of(entry: &Entry) -> InputState {
+    fn of(entry: &TrackerStart) -> InputState {
         if entry.at_prompt {
             InputState::Input
         } else if entry.kernel_echo {
@@ -192,7 +192,7 @@ struct Held {
 
 /// How the pane looked when the wait began.
 #[derive(Clone, Debug)]
-pub struct Entry {
+pub struct TrackerStart {
     pub width: usize,
     /// The rendered text of the cursor's row.
     pub row: String,
@@ -291,7 +291,7 @@ struct State {
 }
 
 impl LineTracker {
-    pub fn new(entry: &Entry) -> Self {
+    pub fn new(entry: &TrackerStart) -> Self {
         let width = entry.width.max(1);
         let mut cells = Vec::new();
         for ch in entry.row.chars() {
@@ -590,7 +590,7 @@ impl LineTracker {
     /// Who reads the terminal is what `entry` says (after bytes that were
     /// there before the entry were fed to draw the cursor's line: their
     /// escape sequences said nothing about now).
-    pub fn set_input(&mut self, entry: &Entry) {
+    pub fn set_input(&mut self, entry: &TrackerStart) {
         self.state.input = InputState::of(entry);
         self.state.raw_line_done = false;
     }
@@ -702,8 +702,8 @@ fn append_combining(cell: &mut Cell, ch: char) {
 mod tests {
     use super::*;
 
-    fn entry(width: usize) -> Entry {
-        Entry::blank(width)
+    fn entry(width: usize) -> TrackerStart {
+        TrackerStart::blank(width)
     }
 
     fn texts(t: &mut LineTracker, partial: bool) -> Vec<String> {
@@ -785,7 +785,7 @@ mod tests {
 
     #[test]
     fn echo_is_not_output_under_bracketed_paste() {
-        let mut t = LineTracker::new(&Entry {
+        let mut t = LineTracker::new(&TrackerStart {
             width: 80,
             row: "$ ".into(),
             cursor_x: 2,
@@ -889,7 +889,7 @@ mod tests {
 
     #[test]
     fn entry_row_text_joins_new_text() {
-        let mut t = LineTracker::new(&Entry {
+        let mut t = LineTracker::new(&TrackerStart {
             width: 80,
             row: "Progress:".into(),
             cursor_x: 9,
@@ -904,7 +904,7 @@ mod tests {
 
     #[test]
     fn old_text_alone_is_never_a_candidate() {
-        let mut t = LineTracker::new(&Entry {
+        let mut t = LineTracker::new(&TrackerStart {
             width: 80,
             row: "stale".into(),
             cursor_x: 0,
@@ -944,7 +944,7 @@ mod tests {
     }
 
     fn at_prompt(kernel: bool) -> LineTracker {
-        LineTracker::new(&Entry {
+        LineTracker::new(&TrackerStart {
             width: 80,
             row: "$ ".into(),
             cursor_x: 2,
@@ -1253,7 +1253,7 @@ mod hostile_input {
         let mut rng = XorShift(seed);
         for round in 0..400 {
             let width = [1, 2, 3, 7, 80, 200][round % 6];
-            let mut t = LineTracker::new(&Entry {
+            let mut t = LineTracker::new(&TrackerStart {
                 width,
                 row: "old".into(),
                 cursor_x: (round % 5),

@@ -622,11 +622,11 @@ impl LineTracker {
     }
 }
 
-impl Entry {
+impl TrackerStart {
     /// A pane of `width` columns, empty where the cursor is, with nobody
     /// reading its terminal.
-    pub fn blank(width: usize) -> Entry {
-        Entry {
+    pub fn blank(width: usize) -> TrackerStart {
+        TrackerStart {
             width,
             row: String::new(),
             cursor_x: 0,

@@ -22,7 +22,7 @@ use super::edit::{self, Hooks, Refused};
 use super::file;
 use super::jsonc::{Dialect, ParseError};
 use crate::error::{Error, Kind, Result};
-use crate::tmux::protocol::sh_quote;
+use crate::tmux::protocol::quote;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -157,7 +157,7 @@ fn agent(name: &str) -> Result<&'static Agent> {
 
 /// The hook command for `agent`, running this very program.
 fn command(exe: &Path, agent: &str) -> String {
-    format!("{}{}{agent}", sh_quote(&exe.to_string_lossy()), edit::OURS)
+    format!("{}{}{agent}", quote(&exe.to_string_lossy()), edit::OURS)
 }
 
 fn var(name: &str) -> Option<OsString> {

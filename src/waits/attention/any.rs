@@ -6,7 +6,7 @@ use super::AnyRequest;
 use super::machine::{Change, Status, What};
 use super::report::{AnyResult, PaneReport};
 use super::targets;
-use super::watcher::{Event, Watch};
+use super::watcher::{Watch, WatchEvent};
 use crate::error::Result;
 use crate::report::seconds;
 use std::time::Instant;
@@ -62,7 +62,7 @@ pub fn any_armed(
         reached.resize(w.entries.len(), None);
         let mut hits: Vec<(usize, Change)> = Vec::new();
         match ev {
-            Event::AllArmed => {
+            WatchEvent::AllArmed => {
                 armed_all = true;
                 if let Some(ch) = &req.ready {
                     req.socket.run(["wait-for", "-S", "--", ch])?;
@@ -90,7 +90,7 @@ pub fn any_armed(
                 }
                 armed();
             }
-            Event::Armed(i) => {
+            WatchEvent::Armed(i) => {
                 // A pane that came after the start, watched now.
                 if armed_all
                     && req.now
@@ -100,7 +100,7 @@ pub fn any_armed(
                     hits.push((i, now_change(s)));
                 }
             }
-            Event::Change(i, c) => {
+            WatchEvent::Change(i, c) => {
                 if req.ndjson && req.until.has(c.what) {
                     emit(&w.report(i, &c, false), seconds(start.elapsed()));
                 }
@@ -108,7 +108,7 @@ pub fn any_armed(
                     hits.push((i, c));
                 }
             }
-            Event::Gone(_) => {}
+            WatchEvent::Gone(_) => {}
         }
         if req.ndjson {
             continue;

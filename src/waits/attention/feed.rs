@@ -4,25 +4,24 @@
 //!
 //! It reads the pane as the stream engine does (`engine::stream`): the
 //! same request and entry through the hub, the same line tracker, and the
-//! same looks at who reads the terminal before each chunk (so typed echo
-//! is told from output). What it leaves out is what attention does not
+//! same looks at who reads the terminal before each chunk (`pane::intake`,
+//! so typed echo is told from output). What it leaves out is what attention does not
 //! need: history captures, cursors and the alignment of separate queries
 //! with the stream. A pane costs two descriptors and no thread.
 
 use crate::error::{Error, Kind, Result};
 use crate::hub::{self, Decoder, EndReason, Frame, Request};
 use crate::matcher::Needed;
+use crate::pane::intake::{Chunk, Intake, joined, with_reader};
 use crate::pane::probe::{ReaderProbe, SMALL_CHUNK};
-use crate::pane::shell::{self, Reads, line_editor_active, tty_width};
-use crate::pane::vt::{Entry, Hint, Item, LineTracker};
+use crate::pane::shell::tty_width;
+use crate::pane::vt::{Item, LineTracker, TrackerStart};
 use crate::tmux::{PaneInfo, PaneState, Socket};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How often the pane's width is looked at while output flows.
-const WIDTH_EVERY: Duration = Duration::from_millis(100);
 /// The most bytes taken from one pane per turn of the loop, so a flood in
 /// one pane does not starve the others.
 const TURN_BYTES: usize = 1 << 20;
@@ -39,9 +38,8 @@ pub struct Feed {
     tracker: LineTracker,
     probe: ReaderProbe,
     pidfd: Option<OwnedFd>,
-    width_checked: Instant,
-    look_next: bool,
-    look_owed: bool,
+    /// When the reader was looked at, and the look owed.
+    intake: Intake,
     /// The last chunk was small and left a line open (a prompt, a
     /// question): the program that wrote it is likely reading already.
     ends_open: bool,
@@ -77,7 +75,7 @@ impl Feed {
         let mut dec = Decoder::default();
         let entry = hub::read_entry(&mut conn, &mut dec, deadline)?;
         let mut pane = pane.clone();
-        let tracker = match entry {
+        let (screen, joined_on) = match entry {
             hub::Entry::Fresh { replies } => {
                 let st = PaneState::parse(replies.first().map_or(&[][..], |r| &r[..]))?;
                 if st.pane_id != pane.pane_id {
@@ -96,29 +94,17 @@ impl Feed {
                 if !st.tty.is_empty() {
                     pane.pane_tty = st.tty.clone();
                 }
-                let row = replies
-                    .get(1)
-                    .and_then(|rows| rows.get(st.cursor_y as usize))
-                    .map(|r| r.trim_end().to_owned())
-                    .unwrap_or_default();
-                LineTracker::new(&entry_for(
-                    &pane,
-                    st.width as usize,
-                    row,
-                    st.cursor_x,
-                    st.alternate_on,
-                ))
+                let rows = replies.get(1).map_or(&[][..], |r| &r[..]);
+                (crate::engine::stream::screen_start(&st, rows), None)
             }
             hub::Entry::Joined { line, alt, .. } => {
                 // The pane's pipe runs for other waits: go on from the
-                // join, on the line the hub kept (all of it old).
-                let width = tty_width(&pane.pane_tty).unwrap_or(80);
-                let e = entry_for(&pane, width, String::new(), 0, alt);
-                let mut t = LineTracker::new(&e);
-                t.feed(&line, Instant::now());
-                t.forget();
-                t.set_input(&e);
-                t
+                // join.
+                let screen = TrackerStart {
+                    alternate_on: alt,
+                    ..TrackerStart::blank(tty_width(&pane.pane_tty).unwrap_or(80))
+                };
+                (screen, Some(line))
             }
             hub::Entry::Foreign => {
                 return Err(Error::new(
@@ -130,7 +116,12 @@ impl Feed {
                 return Err(Error::new(crate::engine::stream::kind_from(&kind), message));
             }
         };
-        let mut tracker = tracker;
+        let probe = ReaderProbe::new(pane.pane_pid, &pane.pane_tty);
+        let entry = with_reader(screen, pane.pane_pid, &pane.pane_tty, &probe);
+        let mut tracker = match joined_on {
+            Some(line) => joined(&entry, &line),
+            None => LineTracker::new(&entry),
+        };
         if !lines {
             let none = Needed::none();
             // The hub leaves the plain lines out too (see `hub::sieve`).
@@ -144,15 +135,13 @@ impl Feed {
             .map_err(|e| Error::io("cannot read from tmux-wait's hub", e))?;
         Ok(Feed {
             serial: FEEDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            probe: ReaderProbe::new(pane.pane_pid, &pane.pane_tty),
+            probe,
             pidfd: crate::sys::pidfd::open(pane.pane_pid).fd(),
             pane,
             conn,
             dec,
             tracker,
-            width_checked: Instant::now(),
-            look_next: false,
-            look_owed: false,
+            intake: Intake::default(),
             ends_open: false,
             newlines: 0,
         })
@@ -200,11 +189,11 @@ impl Feed {
                 match self.dec.next_frame() {
                     Ok(Some(Frame::Data(d))) => {
                         got += d.len();
-                        self.data(&d);
+                        self.take(Chunk::Whole(&d));
                     }
                     Ok(Some(Frame::Sieved(s))) => {
                         got += s.stream_len() as usize;
-                        self.sieved(&s);
+                        self.take(Chunk::Sieved(&s));
                     }
                     Ok(Some(Frame::End(why))) => return Read::Ended(why),
                     Ok(Some(Frame::Entry(_))) | Err(_) => return Read::Lost,
@@ -226,55 +215,16 @@ impl Feed {
     }
 
     /// A chunk of output, fed with what the terminal says of its reader
-    /// (see `engine::stream`, which does the same).
-    fn data(&mut self, d: &[u8]) {
-        let now = Instant::now();
-        if self.width_checked.elapsed() >= WIDTH_EVERY {
-            self.width_checked = now;
-            if let Some(w) = tty_width(&self.pane.pane_tty) {
-                self.tracker.set_width(w);
-            }
-        }
-        let reading = self.tracker.reading();
-        let hint = if reading {
-            let line_end = self.tracker.kernel_echo() && d.contains(&b'\n');
-            self.probe.hint_for(d, line_end)
-        } else if self.probe.wants_look(d, self.look_next) {
-            self.probe.hint_for(d, false)
-        } else {
-            self.probe.shown(d);
-            self.look_owed = true;
-            Hint::default()
-        };
-        if reading || hint != Hint::default() {
-            self.look_owed = false;
-        }
-        self.look_next = reading;
-        self.ends_open = d.len() <= SMALL_CHUNK && !d.ends_with(b"\n");
-        self.newlines += memchr::memchr_iter(b'\n', d).count() as u64;
-        self.tracker.feed_hinted(d, now, hint);
-    }
-
-    /// A chunk the hub sieved (see `hub::sieve`): large, so nobody is
-    /// looked at for it, as for a large whole chunk. The watch wants no
-    /// plain line, but asks for whole chunks again if its tracker did not
-    /// stand where its own bulk path would have skipped them.
-    fn sieved(&mut self, s: &hub::Sieved) {
-        let now = Instant::now();
-        if self.tracker.reading() {
-            // Rare (a flood while a line is read): as a whole chunk.
-            let _ = (&self.conn).write_all(hub::WHOLE);
-            self.data(&[&s.head[..], &s.tail[..]].concat());
-            self.newlines += s.lines;
-            return;
-        }
-        self.probe.shown_sieved(s.stream_len(), s.newlines());
-        self.look_owed = true;
-        self.look_next = false;
-        self.ends_open = false;
-        self.newlines += s.newlines();
-        let exact = self.tracker.feed_sieved_chunk(s, now, Hint::default());
-        if !exact {
+    /// (as `engine::stream` feeds it: see `pane::intake`). The watch wants
+    /// no plain line, but asks for whole chunks again if its tracker did
+    /// not stand where the hub's sieve took it to.
+    fn take(&mut self, chunk: Chunk<'_>) {
+        self.ends_open =
+            matches!(chunk, Chunk::Whole(d) if d.len() <= SMALL_CHUNK && !d.ends_with(b"\n"));
+        self.newlines += chunk.newlines();
+        let (tracker, probe) = (&mut self.tracker, &mut self.probe);
+        let tty = &self.pane.pane_tty;
+        if !self.intake.take(tracker, probe, tty, chunk, Instant::now()) {
             let _ = (&self.conn).write_all(hub::WHOLE);
         }
     }
@@ -282,9 +232,7 @@ impl Feed {
     /// When the tracker or the look owed after unlooked output needs a
     /// turn with no output.
     pub fn wake(&self) -> Option<Instant> {
-        let owed = self
-            .look_owed
-            .then(|| self.probe.owed_look_at(Instant::now()));
+        let owed = self.intake.owed_at(&self.probe, Instant::now());
         match (owed, self.tracker.held_until()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -294,29 +242,16 @@ impl Feed {
     /// The turn `wake` asked for.
     pub fn tick(&mut self) {
         let now = Instant::now();
-        if self.look_owed && self.probe.owed_look_at(now) <= now {
-            self.look_owed = false;
-            let hint = self.probe.hint_for(&[], false);
-            self.tracker.observe(now, hint);
+        if self
+            .intake
+            .owed_at(&self.probe, now)
+            .is_some_and(|t| t <= now)
+        {
+            self.intake
+                .look_owed(&mut self.tracker, &mut self.probe, now);
         }
         if self.tracker.held_until().is_some_and(|t| t <= now) {
             self.tracker.tick(now);
         }
-    }
-}
-
-fn entry_for(pane: &PaneInfo, width: usize, row: String, cursor_x: u32, alt: bool) -> Entry {
-    let probe = ReaderProbe::new(pane.pane_pid, &pane.pane_tty);
-    Entry {
-        width,
-        row,
-        cursor_x: cursor_x as usize,
-        alternate_on: alt,
-        at_prompt: line_editor_active(pane.pane_pid, &pane.pane_tty),
-        kernel_echo: probe.first().kernel_echo == Some(true),
-        raw_reader: matches!(
-            shell::reads(pane.pane_pid, &pane.pane_tty).0,
-            Reads::Keys { .. }
-        ),
     }
 }

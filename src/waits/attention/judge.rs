@@ -385,6 +385,7 @@ fn unknown_agent(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::waits::attention::pane::STILL;
 
     fn re() -> Regex {
         Regex::new(crate::pane::shell::DEFAULT_PROMPTS).unwrap()
@@ -406,8 +407,6 @@ mod tests {
             other => panic!("{other:?}"),
         }
     }
-
-    const STILL: Duration = Duration::from_millis(500);
 
     #[test]
     fn what_a_look_says() {

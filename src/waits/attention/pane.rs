@@ -24,6 +24,7 @@ use super::profiles::Profiles;
 use crate::error::{Error, Kind, Result};
 use crate::hub::EndReason;
 use crate::matcher::PatternList;
+use crate::pane::rhythm::{EXIT_NOTICE, FLOW_GAP, FLOW_LOOK_EVERY};
 use crate::pane::shell::{self, Reads};
 use crate::pane::vt::{Item, Mark};
 use crate::tmux::{PaneInfo, Socket};
@@ -33,14 +34,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// A burst of output is over once the pane has written nothing this long:
 /// then the kernel is asked who reads the terminal.
 pub const DEBOUNCE: Duration = Duration::from_millis(1);
-/// While output keeps coming, the kernel is asked at most this often.
-pub const FLOOD_EVERY: Duration = Duration::from_millis(100);
-/// Output that comes within this of the output before flows on (a program
-/// printing a line every few milliseconds): its burst is over only after
-/// this long without output, not [`DEBOUNCE`], so the kernel is asked once
-/// the flow stops (and every [`FLOOD_EVERY`] while it goes on), not after
-/// every line. A line left open (a question) is still looked at at once.
-pub const FLOW_GAP: Duration = Duration::from_millis(20);
 /// A program that reads key by key (not at a REPL's prompt) is judged
 /// from its screen once it has written nothing this long: a spinner or a
 /// progress bar is never still this long, a question is.
@@ -72,8 +65,8 @@ const KERNEL_EVERY: Duration = Duration::from_secs(1);
 pub const RETRY_STREAM: Duration = Duration::from_secs(10);
 /// After the pane's process exited, how often and how long tmux is asked
 /// whether it marked the pane dead (and with which status).
+/// (How long: `pane::rhythm::EXIT_NOTICE`.)
 const EXIT_POLL: Duration = Duration::from_millis(5);
-const EXIT_NOTICE: Duration = Duration::from_secs(10);
 /// How long tmux may take to learn the status after it marked the pane
 /// dead (it marks it at the terminal's end of file, and learns the status
 /// at its SIGCHLD: on a loaded machine that came 300 ms and more later).

@@ -47,7 +47,7 @@ pub use remote::go;
 
 use super::machine::{Change, State, What};
 use super::targets::Scope;
-use super::watcher::{Event, Watch};
+use super::watcher::{Watch, WatchEvent};
 use super::{Profiles, QUIET_AFTER};
 use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
@@ -360,7 +360,7 @@ fn watch(
             continue;
         };
         match ev {
-            Event::Change(i, c) => {
+            WatchEvent::Change(i, c) => {
                 let e = &w.entries[i];
                 if offs.contains(&e.row.session_id) {
                     continue;
@@ -376,7 +376,7 @@ fn watch(
                     k.refresh(socket);
                 }
             }
-            Event::Gone(i) => {
+            WatchEvent::Gone(i) => {
                 // A closed pane's marks went with it; a dead one keeps
                 // its mark (it is there to go to: its change marked it).
                 if w.entries[i]
@@ -391,7 +391,7 @@ fn watch(
                     return Ok(());
                 }
             }
-            Event::Armed(i) => {
+            WatchEvent::Armed(i) => {
                 // A pane that came back (respawned): its exit is over. (A
                 // new pane's own exit, marked before its watch was armed,
                 // stays.)
@@ -433,7 +433,7 @@ fn watch(
                     k.refresh(socket);
                 }
             }
-            Event::AllArmed => {
+            WatchEvent::AllArmed => {
                 watched(socket, &arming.take().unwrap_or_default());
                 socket.run(["set-option", "-gq", SCOPE, sig])?;
             }

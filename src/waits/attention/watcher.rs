@@ -17,11 +17,10 @@ use crate::error::{Error, Kind, Result};
 use crate::matcher::PatternList;
 use crate::report::bound_lines;
 use crate::sys::poller::Poller;
+use crate::sys::wake::{Post, Wake};
 use crate::tmux::{PaneInfo, Socket, Version};
 use std::collections::VecDeque;
-use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -32,7 +31,7 @@ use std::time::{Duration, Instant};
 const OPENERS: usize = 16;
 
 /// One pane of the watch.
-pub struct Entry {
+pub struct WatchedPane {
     pub row: Row,
     pub pane: PaneWatch,
     /// Its watch ended: the pane exited or closed.
@@ -51,7 +50,7 @@ pub struct Entry {
     vacant: bool,
 }
 
-impl Entry {
+impl WatchedPane {
     pub fn status(&self) -> Option<&Status> {
         self.pane.status()
     }
@@ -59,7 +58,7 @@ impl Entry {
 
 /// What the watch saw next.
 #[derive(Debug)]
-pub enum Event {
+pub enum WatchEvent {
     Armed(usize),
     /// Every pane there at the start is watched.
     AllArmed,
@@ -85,21 +84,6 @@ struct Job {
     lines: bool,
 }
 
-/// Wakes the loop from another thread.
-#[derive(Clone)]
-struct Waker {
-    tx: Sender<Msg>,
-    pipe: Arc<UnixStream>,
-}
-
-impl Waker {
-    fn send(&self, m: Msg) -> bool {
-        let ok = self.tx.send(m).is_ok();
-        let _ = (&*self.pipe).write(&[1]);
-        ok
-    }
-}
-
 pub struct Watch {
     socket: Socket,
     /// The server's socket path, as reports name it.
@@ -107,11 +91,11 @@ pub struct Watch {
     scopes: Vec<Scope>,
     version: Version,
     ctx: Ctx,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<WatchedPane>,
     unarmed: usize,
-    queue: VecDeque<Event>,
+    queue: VecDeque<WatchEvent>,
     rx: Receiver<Msg>,
-    wake_end: UnixStream,
+    wake: Wake,
     /// Told only what changed of the descriptors waited on (see
     /// `sys::poller`): a turn costs what is ready, not every pane.
     poller: Poller,
@@ -209,7 +193,7 @@ struct Openers {
     jobs: Sender<Job>,
     rx: Arc<Mutex<Receiver<Job>>>,
     live: Arc<AtomicUsize>,
-    waker: Waker,
+    waker: Post<Msg>,
     socket: Socket,
 }
 
@@ -250,7 +234,7 @@ impl Openers {
                         opening: job.opening,
                         result,
                     };
-                    if !waker.send(m) {
+                    if !waker.post(m) {
                         return;
                     }
                 }
@@ -283,20 +267,12 @@ impl Watch {
         }
         let version = socket.version().unwrap_or(Version(3, 2));
         let (tx, rx) = channel();
-        let (wake_end, pipe) =
-            UnixStream::pair().map_err(|e| Error::io("cannot make a pipe", e))?;
-        crate::sys::set_nonblocking(wake_end.as_raw_fd())
-            .map_err(|e| Error::io("cannot make a pipe", e))?;
-        crate::sys::set_nonblocking(pipe.as_raw_fd())
-            .map_err(|e| Error::io("cannot make a pipe", e))?;
-        let waker = Waker {
-            tx,
-            pipe: Arc::new(pipe),
-        };
+        let wake = Wake::new().map_err(|e| Error::io("cannot make a pipe", e))?;
+        let waker = Post::new(tx, wake.waker());
         {
             let w = waker.clone();
             crate::signals::route_to(move |sig| {
-                w.send(Msg::Signal(sig));
+                w.post(Msg::Signal(sig));
             });
         }
         let (jobs, job_rx) = channel::<Job>();
@@ -312,7 +288,7 @@ impl Watch {
             // its own appeared.)
             let tx = waker;
             t.on_each(Some(server_pid).filter(|&p| p > 1), move || {
-                tx.send(Msg::Rescan)
+                tx.post(Msg::Rescan)
             });
         }
         let mut w = Watch {
@@ -326,7 +302,7 @@ impl Watch {
             unarmed: rows.len(),
             queue: VecDeque::new(),
             rx,
-            wake_end,
+            wake,
             poller: Poller::new().map_err(|e| Error::io("cannot make a poller", e))?,
             openers,
             buf: vec![0u8; 256 * 1024],
@@ -340,7 +316,7 @@ impl Watch {
 
     fn add(&mut self, row: Row, late: bool) {
         let info = row.info(self.version);
-        let mut e = Entry {
+        let mut e = WatchedPane {
             pane: PaneWatch::new(info, late),
             row,
             gone: false,
@@ -376,7 +352,7 @@ impl Watch {
         let mut row = self.entries[i].row.clone();
         row.pane_id.clear();
         let info = row.info(self.version);
-        self.entries[i] = Entry {
+        self.entries[i] = WatchedPane {
             pane: PaneWatch::new(info, false),
             row,
             gone: true,
@@ -420,16 +396,16 @@ impl Watch {
                             self.unarmed -= 1;
                         }
                     }
-                    self.queue.push_back(Event::Armed(i));
+                    self.queue.push_back(WatchEvent::Armed(i));
                     if self.unarmed == 0 {
                         self.unarmed = usize::MAX;
-                        self.queue.push_back(Event::AllArmed);
+                        self.queue.push_back(WatchEvent::AllArmed);
                     }
                 }
-                Out::Change(c) => self.queue.push_back(Event::Change(i, c)),
+                Out::Change(c) => self.queue.push_back(WatchEvent::Change(i, c)),
                 Out::Gone => {
                     self.entries[i].gone = true;
-                    self.queue.push_back(Event::Gone(i));
+                    self.queue.push_back(WatchEvent::Gone(i));
                 }
                 Out::Fatal(e) => return Err(e),
                 Out::Open => self.open(i),
@@ -464,7 +440,7 @@ impl Watch {
     }
 
     /// The next event, or None at `deadline`.
-    pub fn next(&mut self, deadline: Instant) -> Result<Option<Event>> {
+    pub fn next(&mut self, deadline: Instant) -> Result<Option<WatchEvent>> {
         loop {
             if let Some(e) = self.queue.pop_front() {
                 return Ok(Some(e));
@@ -474,7 +450,7 @@ impl Watch {
                 return Ok(None);
             }
             self.poller
-                .want(self.wake_end.as_raw_fd(), KEY_WAKE, libc::POLLIN);
+                .want(self.wake.as_raw_fd(), KEY_WAKE, libc::POLLIN);
             if let ServerEnd::Pidfd(fd) = &self.server_end {
                 self.poller.want(fd.as_raw_fd(), KEY_SERVER, libc::POLLIN);
             }
@@ -504,8 +480,7 @@ impl Watch {
                 }
             }
             if woken {
-                let mut b = [0u8; 256];
-                while matches!((&self.wake_end).read(&mut b), Ok(n) if n > 0) {}
+                self.wake.drain();
                 while let Ok(m) = self.rx.try_recv() {
                     self.message(m)?;
                 }

@@ -61,7 +61,7 @@ pub(super) fn idle_at_once(req: &OutputRequest, start: Instant) -> Result<Option
     else {
         return Ok(None);
     };
-    let look = Look {
+    let look = PaneAt {
         pid: pane.pane_pid,
         history,
         cy,
@@ -106,7 +106,7 @@ pub(super) fn idle_at_once(req: &OutputRequest, start: Instant) -> Result<Option
 
 /// The pane at one look: its program, the rows of history above its
 /// screen, its cursor and its size.
-struct Look {
+struct PaneAt {
     pid: u32,
     history: i64,
     cy: i64,
@@ -115,7 +115,7 @@ struct Look {
     height: i64,
 }
 
-impl Look {
+impl PaneAt {
     /// The cursor `rec` was saved at the shell's prompt with nothing
     /// pending, and the pane (`rows`: its screen and up to two rows of
     /// history above) still stands exactly there: the same row, the same
@@ -179,8 +179,8 @@ mod tests {
             .collect()
     }
 
-    fn look(cy: i64, cx: i64) -> Look {
-        Look {
+    fn look(cy: i64, cx: i64) -> PaneAt {
+        PaneAt {
             pid: 42,
             history: 10,
             cy,
@@ -190,7 +190,7 @@ mod tests {
         }
     }
 
-    fn saved(look: &Look, rows: &[String]) -> Record {
+    fn saved(look: &PaneAt, rows: &[String]) -> Record {
         let at = |y: i64| rows[(y + 2) as usize].as_str();
         Record {
             pid: 42,
@@ -215,14 +215,14 @@ mod tests {
         assert!(l.unchanged(&rec, &r));
         // Another program, another history, another row.
         assert!(
-            !Look {
+            !PaneAt {
                 pid: 43,
                 ..look(3, 2)
             }
             .unchanged(&rec, &r)
         );
         assert!(
-            !Look {
+            !PaneAt {
                 history: 11,
                 ..look(3, 2)
             }
@@ -269,7 +269,7 @@ mod tests {
         assert!(top.unchanged(&rec, &at_top));
         // With no history, the rows above are empty.
         let fresh: Vec<String> = at_top[2..].to_vec();
-        let l = Look { history: 0, ..top };
+        let l = PaneAt { history: 0, ..top };
         let rec = Record {
             abs: 0,
             history_size: 0,

@@ -34,7 +34,7 @@ mod run;
 mod save;
 mod typing;
 
-pub use crate::tmux::protocol::sh_quote;
+pub use crate::tmux::protocol::quote;
 use follower::*;
 pub use follower::{exit_option, follow_run};
 pub use output::output;

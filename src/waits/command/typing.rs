@@ -35,7 +35,7 @@ pub fn wrapper(
         .map(|f| {
             format!(
                 "{printf} %d \"$_tmux_wait_status\" 2>/dev/null >{};",
-                sh_quote(f)
+                quote(f)
             )
         })
         .unwrap_or_default();
@@ -43,7 +43,7 @@ pub fn wrapper(
         "{}{printf} {};eval {};_tmux_wait_status=$?;{file}{printf} {} \"$_tmux_wait_status\";unset _tmux_wait_status",
         if history { "" } else { " " },
         mark("B"),
-        sh_quote(command),
+        quote(command),
         mark("E;%d")
     )
 }

@@ -6,7 +6,7 @@ use super::super::AnyRequest;
 use super::super::machine::{Change, Status, What};
 use super::super::report::{PaneReport, Problem};
 use super::super::targets::Scope;
-use super::super::watcher::{Event, Watch};
+use super::super::watcher::{Watch, WatchEvent};
 use crate::error::{Error, Kind};
 use crate::tmux::Socket;
 use std::time::Instant;
@@ -90,12 +90,12 @@ pub fn watch(
         // The panes whose state to hand on, for the others' `pending` and
         // for `--all`.
         let which: Vec<usize> = match &ev {
-            Event::AllArmed => (0..w.entries.len()).collect(),
-            Event::Change(i, _) | Event::Gone(i) | Event::Armed(i) => vec![*i],
+            WatchEvent::AllArmed => (0..w.entries.len()).collect(),
+            WatchEvent::Change(i, _) | WatchEvent::Gone(i) | WatchEvent::Armed(i) => vec![*i],
         };
-        let all_armed = matches!(ev, Event::AllArmed);
+        let all_armed = matches!(ev, WatchEvent::AllArmed);
         match ev {
-            Event::AllArmed => {
+            WatchEvent::AllArmed => {
                 armed_all = true;
                 for (i, e) in w.entries.iter().enumerate() {
                     if let Some(s) = e.status()
@@ -106,7 +106,7 @@ pub fn watch(
                     }
                 }
             }
-            Event::Armed(i) => {
+            WatchEvent::Armed(i) => {
                 if armed_all
                     && req.now
                     && let Some(s) = w.entries[i].status()
@@ -115,12 +115,12 @@ pub fn watch(
                     hits.push((i, now_change(s)));
                 }
             }
-            Event::Change(i, c) => {
+            WatchEvent::Change(i, c) => {
                 if req.until.has(c.what) {
                     hits.push((i, c));
                 }
             }
-            Event::Gone(_) => {}
+            WatchEvent::Gone(_) => {}
         }
         for i in which {
             let e = &w.entries[i];

@@ -79,7 +79,7 @@ impl Timers {
         } else {
             DEBOUNCE
         };
-        self.probe = Some((now + debounce).min(burst + FLOOD_EVERY));
+        self.probe = Some((now + debounce).min(burst + FLOW_LOOK_EVERY));
         self.step = 0;
         self.quiet = None;
     }

@@ -23,7 +23,7 @@
 use super::options::{MARK, VISIT, WINDOW};
 use crate::error::{Error, Result};
 use crate::tmux::Socket;
-use crate::tmux::protocol::{format_escape, quote, sh_quote};
+use crate::tmux::protocol::{format_escape, quote};
 
 /// When a hook runs `attention visit` (all of them only while some pane
 /// is marked or held): a format tmux expands in the hook's context, true
@@ -102,8 +102,8 @@ fn hook_command(sock: &str, guard: Guard) -> Result<String> {
     let exe = std::env::current_exe().map_err(|e| Error::io("cannot find tmux-wait itself", e))?;
     let sh = format!(
         "{} -S {} {OURS} >/dev/null 2>&1",
-        sh_quote(&exe.to_string_lossy()),
-        sh_quote(sock)
+        quote(&exe.to_string_lossy()),
+        quote(sock)
     );
     let sh = match guard {
         Guard::Visit => format_escape(&sh),

@@ -18,8 +18,9 @@ use super::{Profiles, option, say};
 use crate::error::{Error, Result};
 use crate::matcher::PatternList;
 use crate::notify::format_safe;
-use crate::remote::{Host, Ssh, sh_words};
+use crate::remote::{Host, Ssh};
 use crate::tmux::Socket;
+use crate::tmux::protocol::quote_words;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -339,8 +340,8 @@ pub fn go(socket: &Socket, id_hex: &str, client: Option<&str>) -> Result<()> {
         let host = Host::parse(&o.source)?;
         let ssh = ssh_of(socket)?;
         let sock = host.socket_args();
-        ssh.output(&host, &sh_words(&select(sock.clone())))?;
-        ssh.interactive_words(&host, &sh_words(&attach(sock)))
+        ssh.output(&host, &quote_words(&select(sock.clone())))?;
+        ssh.interactive_words(&host, &quote_words(&attach(sock)))
     } else {
         let other = Socket::Path(o.source.clone().into());
         other.run(&select(Vec::new())[1..])?;
