@@ -4,7 +4,8 @@
 //! --only soak` runs 1000). After each round, once the quiet time has
 //! passed, the tmux server and every tmux-wait process are at idle; at
 //! the end, their open descriptors and memory are what they were after
-//! the first round, within 10 %.
+//! the first round, within 10 % (the tmux server's memory only with
+//! tmux 3.2a: later ones keep what `if-shell -F` runs).
 
 use super::Day;
 use crate::attention_plugin::ask;
@@ -216,6 +217,19 @@ fn a_day_of_panes_leaves_the_server_and_tmux_wait_at_idle_and_flat() {
         }
         m
     };
+    // tmux 3.3a up to master never free the commands an `if-shell -F`
+    // runs, which tmux-wait uses once for each pane it starts reading
+    // (docs/limits.md): there the server's memory grows with every pane
+    // whatever tmux-wait does, by 0.4 kB and the heap around it, and is
+    // printed, not checked. 3.2a frees them; there it is checked, as it is
+    // in CI with the same tmux-wait.
+    let version = d.s.tmux(&["display-message", "-p", "#{version}"]);
+    let version = version.trim();
+    let server_checked = version == "3.2" || version == "3.2a";
+    println!(
+        "soak: tmux {version}: the server's memory is {} checked",
+        if server_checked { "also" } else { "not" }
+    );
     let mut over = Vec::new();
     for (name, _) in &seen[0] {
         let a = most(&seen[..k], name);
@@ -228,7 +242,8 @@ fn a_day_of_panes_leaves_the_server_and_tmux_wait_at_idle_and_flat() {
         if b.fds as f64 > (a.fds as f64 * 1.1).max(a.fds as f64 + 1.0) {
             over.push(format!("{name}: descriptors {} -> {}", a.fds, b.fds));
         }
-        if b.rss_kb as f64 > a.rss_kb as f64 * 1.1 {
+        let checked = name != "tmux server" || server_checked;
+        if checked && b.rss_kb as f64 > a.rss_kb as f64 * 1.1 {
             over.push(format!("{name}: memory {} -> {} kB", a.rss_kb, b.rss_kb));
         }
     }
