@@ -46,7 +46,14 @@ fn exits_respawns_and_kills_each_end_at_idle() {
             .to_owned();
     signal(&pid, "TERM");
     let said = d.any.wait(n, &c, "exited");
-    assert_eq!(said["exit_status"], 143, "{said}");
+    // (tmux 3.2a has no `pane_dead_signal`: a pane killed by a signal
+    // has no status there.)
+    let version = d.s.tmux(&["display-message", "-p", "#{version}"]);
+    if version.trim() == "3.2a" {
+        assert_eq!(said["exit_status"], serde_json::Value::Null, "{said}");
+    } else {
+        assert_eq!(said["exit_status"], 143, "{said}");
+    }
     d.wait_segment(&c, "⚑3 main:1 exited");
     let menu = d.menu();
     for p in [&a, &b, &c] {
