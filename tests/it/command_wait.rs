@@ -215,10 +215,14 @@ fn concurrent_runs_in_two_panes() {
     let s = TestServer::new();
     let p2 = s.split();
     let go = unique("go");
+    // A channel for each: a shared one woken while only one of the two
+    // `wait-for` clients had registered would wake that one and leave
+    // the other waiting on a fresh channel (tmux keeps the wake-up only
+    // for a channel nobody waits on).
     let spawn = |pane: &str, word: &str| {
         let mut c = s.tw();
         c.args(["run", "-t", pane, "--json", "--"])
-            .arg(format!("tmux wait-for {go}; echo {word}; false"))
+            .arg(format!("tmux wait-for {go}-{word}; echo {word}; false"))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         c.spawn().unwrap()
@@ -227,8 +231,9 @@ fn concurrent_runs_in_two_panes() {
     let b = spawn(&p2, "right");
     s.wait_for_command(&s.pane, "tmux");
     s.wait_for_command(&p2, "tmux");
-    // One signal wakes both (wait-for -S wakes every waiter).
-    s.tmux(&["wait-for", "-S", &go]);
+    // Both commands are running, and both runs follow them at once.
+    s.tmux(&["wait-for", "-S", &format!("{go}-left")]);
+    s.tmux(&["wait-for", "-S", &format!("{go}-right")]);
     for (child, word) in [(a, "left"), (b, "right")] {
         let f = crate::common::finished(child.wait_with_output().unwrap());
         let v = f.json();
