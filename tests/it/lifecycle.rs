@@ -214,6 +214,9 @@ impl Day {
     /// server, its clients and every tmux-wait process of the server: at
     /// idle, and `any` says nothing more meanwhile.
     pub(crate) fn idle(&mut self, event: &str) {
+        // (Asked of tmux now: a command of the test's own in a window
+        // would count as the server's.)
+        let server = self.server_pid();
         // The quiet time, the looks the watch takes after it, and the
         // notification's hooks.
         std::thread::sleep(QUIET + Duration::from_millis(1500));
@@ -227,7 +230,7 @@ impl Day {
         let mut rows = Vec::new();
         for _ in 0..WINDOWS {
             said = self.any.count();
-            let procs = self.processes();
+            let procs = self.processes_of(server);
             let before: Vec<Option<Cost>> = procs.iter().map(|(p, _)| cost(*p)).collect();
             std::thread::sleep(WINDOW);
             let after: Vec<Option<Cost>> = procs.iter().map(|(p, _)| cost(*p)).collect();
@@ -254,7 +257,8 @@ impl Day {
         self.costs.push(line);
         assert!(
             busy.is_empty(),
-            "not at idle {:?} after {event}, in any of {WINDOWS} windows of {WINDOW:?} (at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups): the last {busy:?}\nall: {tries:#?}\nsegment: {:?}\nthe server's last messages:\n{}\npanes: {}",
+            "not at idle after {event}: {} (in each of {WINDOWS} windows of {WINDOW:?} from {:?} on; at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups)\nall: {tries:#?}\nsegment: {:?}\nthe server's last messages:\n{}\npanes: {}",
+            busy.join("; "),
             QUIET + Duration::from_millis(1500),
             self.segment(),
             self.s
@@ -281,12 +285,20 @@ impl Day {
     /// The tmux server, its clients, and every tmux-wait process of this
     /// server (the attention watch, the hub, `any`), by pid and name.
     pub(crate) fn processes(&self) -> Vec<(u32, String)> {
-        let server: u32 = self
-            .s
+        self.processes_of(self.server_pid())
+    }
+
+    fn server_pid(&self) -> u32 {
+        self.s
             .tmux(&["display-message", "-p", "#{pid}"])
             .trim()
             .parse()
-            .expect("the server's pid");
+            .expect("the server's pid")
+    }
+
+    /// [`Day::processes`], the server's pid known: found in `/proc`
+    /// alone, without a word to tmux.
+    fn processes_of(&self, server: u32) -> Vec<(u32, String)> {
         let mut out = vec![(server, "tmux server".to_owned())];
         for p in self.s.processes_using_socket() {
             let (pid, cmd) = p.split_once(": ").unwrap_or((&p, ""));
