@@ -178,26 +178,33 @@ impl Hub {
         let Some(tap) = self.taps.get_mut(pane) else {
             return waits.len();
         };
-        let sieved: Vec<u64> = waits
+        // The sieve searches for every wait that said its wants, those
+        // still having their first bytes whole too (so that the tap may
+        // hold plain lines for all of them: see `Tap::hold`); only those
+        // past them are sent its cuts.
+        let wanting: Vec<u64> = waits
             .iter()
             .copied()
-            .filter(|w| {
-                self.conns
-                    .get(w)
-                    .is_some_and(|c| c.wants.is_some() && c.streamed >= SIEVE_AFTER)
-            })
+            .filter(|w| self.conns.get(w).is_some_and(|c| c.wants.is_some()))
             .collect();
+        let sieved: Vec<u64> = wanting
+            .iter()
+            .copied()
+            .filter(|w| self.conns.get(w).is_some_and(|c| c.streamed >= SIEVE_AFTER))
+            .collect();
+        if !wanting.is_empty() && (tap.sieve_stale || tap.sieved != wanting) {
+            let wants: Vec<&Wants> = wanting
+                .iter()
+                .filter_map(|w| self.conns.get(w).and_then(|c| c.wants.as_ref()))
+                .collect();
+            tap.sieve.set_wants(wants.into_iter());
+            tap.sieved.clone_from(&wanting);
+            tap.sieve_stale = false;
+        } else if wanting.is_empty() {
+            tap.sieved.clear();
+        }
         let mut parts = Vec::new();
         if !sieved.is_empty() {
-            if tap.sieve_stale || tap.sieved != sieved {
-                let wants: Vec<&Wants> = sieved
-                    .iter()
-                    .filter_map(|w| self.conns.get(w).and_then(|c| c.wants.as_ref()))
-                    .collect();
-                tap.sieve.set_wants(wants.into_iter());
-                tap.sieved.clone_from(&sieved);
-                tap.sieve_stale = false;
-            }
             // Each run none of them can use, left out, up to the chunk's
             // last lines: a frame for each, then what is left whole.
             let mut at = 0;
