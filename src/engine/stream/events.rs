@@ -17,6 +17,7 @@ impl StreamSource {
         loop {
             let now = Instant::now();
             if now >= deadline {
+                self.take_held();
                 return Ok(false);
             }
             if now >= self.next_check {
@@ -61,6 +62,23 @@ impl StreamSource {
                 self.unconsumed = false;
                 return Ok(true);
             }
+        }
+    }
+
+    /// At the deadline of a wait that said which lines it can use: the
+    /// plain lines the hub holds for it (up to a second with many waits
+    /// on the pane, see `hub::tap`) are taken in, so that a wait that saw
+    /// nothing else still knows new output came. None of them can hit its
+    /// patterns, so the verdict stays a timeout.
+    fn take_held(&mut self) {
+        if self.streaming
+            && self.needed.is_some()
+            && !self.final_lines
+            && self.inbox.sieves()
+            && !self.tracker.saw_output()
+        {
+            // (A stream that failed meanwhile changes no timeout.)
+            let _ = self.sync(Instant::now());
         }
     }
 
