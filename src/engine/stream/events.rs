@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// How long a wait at its deadline waits for what the hub holds for it.
+const HELD_SYNC: Duration = Duration::from_millis(200);
+
 impl StreamSource {
     /// Wait until pane output arrived (true) or `deadline` passed (false).
     pub(super) fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
@@ -67,9 +70,10 @@ impl StreamSource {
 
     /// At the deadline of a wait that said which lines it can use: the
     /// plain lines the hub holds for it (up to a second with many waits
-    /// on the pane, see `hub::tap`) are taken in, so that a wait that saw
-    /// nothing else still knows new output came. None of them can hit its
-    /// patterns, so the verdict stays a timeout.
+    /// on the pane, see `hub::tap`) are taken in, waiting at most
+    /// [`HELD_SYNC`] for them, so that a wait that saw nothing else still
+    /// knows new output came. None of them can hit its patterns, so the
+    /// verdict stays a timeout.
     fn take_held(&mut self) {
         if self.streaming
             && self.needed.is_some()
@@ -77,8 +81,9 @@ impl StreamSource {
             && self.inbox.sieves()
             && !self.tracker.saw_output()
         {
-            // (A stream that failed meanwhile changes no timeout.)
-            let _ = self.sync(Instant::now());
+            // (A hub slow to answer, or a stream that failed meanwhile,
+            // changes no timeout.)
+            let _ = self.sync_by(Instant::now() + HELD_SYNC);
         }
     }
 
