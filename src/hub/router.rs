@@ -151,6 +151,11 @@ impl Router {
         }
     }
 
+    /// The waits receiving `pane`'s stream.
+    pub fn waiters(&self, pane: &str) -> &[u64] {
+        self.routes.get(pane).map_or(&[], |r| &r.waiters)
+    }
+
     /// Wait `id` on `pane` left, at `now`. A live stream nobody reads any
     /// more becomes idle (see `settle`).
     pub fn leave(&mut self, id: u64, pane: &str, now: Instant) {

@@ -18,7 +18,7 @@ const FULL_READ: usize = 48 << 10;
 // (How long a flooding pane's pipe is left alone after a read, and the
 // longest a flood is held: `pane::rhythm`, where the looks at the kernel
 // that must outlast them read them too.)
-use crate::pane::rhythm::{LONGEST_HOLD, MOST_PAUSES, PAUSE};
+use crate::pane::rhythm::{LONGEST_HOLD, LONGEST_TRICKLE, MOST_PAUSES, PAUSE};
 /// With this many waits on a flooding pane, what its pipe gives is held
 /// and passed on at most every [`HOLD`] (or once the flood stops): each
 /// wait wakes a few dozen times a second, not hundreds, and the pipe is
@@ -43,12 +43,14 @@ const HOLD_MOST: usize = 4 << 20;
 // fifty text waits on a pane printing a line each 10 ms, the waits spent
 // 11 % of a core together, each about 22 µs a read. So with
 // [`HOLD_FROM`] waits or more, all of them sieved, a small read of whole
-// plain lines none of their patterns may hit is held too, up to
-// [`LONGEST_HOLD`] whatever the number of waits: as often as a wait looks
-// at a flow anyway (held 25 ms, each piece came to the waits as a new
-// flow, and each read /proc for it). The first read that is not such
-// lines (a line a pattern may hit, a prompt, a question, an escape, keys'
-// echo without its line end) goes on at once, after what was held.
+// plain lines none of their patterns may hit is held too: [`LONGEST_HOLD`]
+// for every five waits, up to [`LONGEST_TRICKLE`], so that all the waits
+// together wake about as often as one does (held 25 ms, each piece came to
+// the waits as a new flow, and each read /proc for it; held 100 ms, fifty
+// waits still spent nine times one wait's CPU). The first read that is
+// not such lines (a line a pattern may hit, a prompt, a question, an
+// escape, keys' echo without its line end) goes on at once, after what was
+// held.
 
 pub(super) struct Tap {
     pub(super) token: String,
@@ -63,7 +65,8 @@ pub(super) struct Tap {
     paused_until: Option<Instant>,
     /// Runs of lines the waits sieved for cannot use (see `sieve`).
     pub(super) sieve: Sieve,
-    /// The waits the sieve was set for, and whether one of them changed
+    /// The waits the sieve was set for (every wait on the pane that said
+    /// its wants, sent cuts or not yet), and whether one of them changed
     /// its wants since.
     pub(super) sieved: Vec<u64>,
     pub(super) sieve_stale: bool,
@@ -123,7 +126,7 @@ impl Tap {
                 return false;
             }
             let since = *self.held_since.get_or_insert(now);
-            let until = *self.hold_until.get_or_insert(since + LONGEST_HOLD);
+            let until = *self.hold_until.get_or_insert(since + self.trickle_hold());
             if now >= until {
                 return false;
             }
@@ -154,6 +157,13 @@ impl Tap {
         }
         let times = u32::try_from(self.waits / 10).unwrap_or(u32::MAX).max(1);
         HOLD.saturating_mul(times).min(LONGEST_HOLD)
+    }
+
+    /// How long small reads of plain lines may be held (see the note at
+    /// [`HOLD_MOST`]).
+    fn trickle_hold(&self) -> Duration {
+        let times = u32::try_from(self.waits / 5).unwrap_or(u32::MAX).max(1);
+        LONGEST_HOLD.saturating_mul(times).min(LONGEST_TRICKLE)
     }
 
     /// Every wait the last read went to is sieved, for the wants the
@@ -344,9 +354,9 @@ mod tests {
     fn with_many_sieved_waits_small_reads_of_plain_lines_are_held_too() {
         let now = Instant::now();
         let line = b"compiling crate 7 of 90\r\n";
-        // Ten waits: held up to the longest hold, then due; the hold's
+        // Six waits: held up to the longest hold, then due; the hold's
         // time is when the hub wakes for it.
-        let mut t = sieved_tap(10, "^DONE$");
+        let mut t = sieved_tap(HOLD_FROM, "^DONE$");
         assert!(t.hold(line, now));
         assert!(t.hold(line, now + HOLD));
         assert_eq!(t.held_until(), Some(now + LONGEST_HOLD));
@@ -354,6 +364,17 @@ mod tests {
         assert!(t.held_due(now + LONGEST_HOLD));
         assert!(!t.hold(line, now + LONGEST_HOLD));
         assert_eq!(t.take_held().map(|h| h.len()), Some(2 * line.len()));
+        // Longer with more waits, so that all of them together wake about
+        // as often as one: twice with ten, at most a second.
+        for (waits, held) in [
+            (10, 2 * LONGEST_HOLD),
+            (50, LONGEST_TRICKLE),
+            (500, LONGEST_TRICKLE),
+        ] {
+            let mut t = sieved_tap(waits, "^DONE$");
+            assert!(t.hold(line, now));
+            assert_eq!(t.held_until(), Some(now + held), "{waits} waits");
+        }
         // What goes on at once, after what was held: a line a pattern may
         // hit, a line not ended, an escape, a piece that is not ASCII.
         for other in [

@@ -24,6 +24,10 @@ pub const LONGEST_PAUSE: Duration = PAUSE.saturating_mul(MOST_PAUSES);
 /// together in a flood of `seq 1 2000000` (0.6 s), 120 µs each, most of
 /// their CPU, before it held.
 pub const LONGEST_HOLD: Duration = Duration::from_millis(100);
+/// The longest the hub holds small reads of plain lines that no wait's
+/// pattern may hit (a pane printing a line every few milliseconds), with
+/// fifty waits or more: each wait then wakes once a second for them.
+pub const LONGEST_TRICKLE: Duration = Duration::from_secs(1);
 /// Output that comes within this of the output before it flows (a
 /// program printing a line every few milliseconds): it is looked at as a
 /// flood is, every [`FLOW_LOOK_EVERY`] and once it stops, not after every

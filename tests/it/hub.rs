@@ -459,6 +459,56 @@ fn eight_waits_on_a_pane_printing_line_by_line_each_get_their_line() {
     );
 }
 
+/// With fifty waits on a pane printing line by line, the lines none of
+/// their patterns hits are held up to a second: a wait whose time ends
+/// meanwhile still knows new output came (it takes what is held for it
+/// at its deadline), and times out.
+#[test]
+fn a_wait_ending_while_its_lines_are_held_saw_them() {
+    let s = TestServer::new();
+    let log = s.dir().join("hub.log");
+    let (a, b) = (s.dir().join("a"), s.dir().join("b"));
+    let until =
+        |f: &std::path::Path| format!("while [ ! -e {} ]; do sleep 0.02; done", f.display());
+    s.type_line(
+        &s.pane,
+        &format!(
+            "{}; echo start; {}; for i in $(seq 1 200); do echo tick $i; sleep 0.01; done",
+            until(&a),
+            until(&b)
+        ),
+    );
+    let mut first = s.tw();
+    first.env("TMUX_WAIT_HUB_LOG", &log);
+    let first = wait_line_with(&s, first, &s.pane, "^never$");
+    let others: Vec<Waiter> = (0..48).map(|_| wait_never(&s, &s.pane)).collect();
+    // A line's end passed on: the stream stands at a line's start.
+    std::fs::write(&a, "").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let short = s.start_wait(&[
+        "text",
+        "-t",
+        &s.pane,
+        "--json",
+        "--pattern",
+        "never",
+        "--timeout",
+        "1s",
+    ]);
+    // (Its wants said, the pane quiet since it came.)
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::write(&b, "").unwrap();
+    let v = short.finish(&s).json();
+    assert_eq!(v["outcome"], "timeout", "{v}");
+    assert_eq!(v["saw_new_output"], true, "{v}");
+    drop((first, others));
+    let held = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        held.contains("plain lines held, passed on"),
+        "the hub held no line: {held}"
+    );
+}
+
 /// The same with colours, as grep, compilers and test runners write
 /// them: each wait gets exactly its line (a pattern is matched against
 /// the line as it shows, colours apart), and a good part of the flood is

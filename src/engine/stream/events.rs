@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// How long a wait at its deadline waits for what the hub holds for it.
+const HELD_SYNC: Duration = Duration::from_millis(200);
+
 impl StreamSource {
     /// Wait until pane output arrived (true) or `deadline` passed (false).
     pub(super) fn wait_output(&mut self, deadline: Instant) -> Result<bool> {
@@ -17,6 +20,7 @@ impl StreamSource {
         loop {
             let now = Instant::now();
             if now >= deadline {
+                self.take_held();
                 return Ok(false);
             }
             if now >= self.next_check {
@@ -61,6 +65,25 @@ impl StreamSource {
                 self.unconsumed = false;
                 return Ok(true);
             }
+        }
+    }
+
+    /// At the deadline of a wait that said which lines it can use: the
+    /// plain lines the hub holds for it (up to a second with many waits
+    /// on the pane, see `hub::tap`) are taken in, waiting at most
+    /// [`HELD_SYNC`] for them, so that a wait that saw nothing else still
+    /// knows new output came. None of them can hit its patterns, so the
+    /// verdict stays a timeout.
+    fn take_held(&mut self) {
+        if self.streaming
+            && self.needed.is_some()
+            && !self.final_lines
+            && self.inbox.sieves()
+            && !self.tracker.saw_output()
+        {
+            // (A hub slow to answer, or a stream that failed meanwhile,
+            // changes no timeout.)
+            let _ = self.sync_by(Instant::now() + HELD_SYNC);
         }
     }
 

@@ -83,6 +83,11 @@ impl StreamSource {
     /// Ask the hub to pass on what the pane's pipe holds now; returns the
     /// stream's length once it has. Output events meanwhile are taken in.
     pub fn sync(&mut self, deadline: Instant) -> Result<u64> {
+        self.sync_by(deadline.max(Instant::now() + Duration::from_secs(5)))
+    }
+
+    /// [`Self::sync`], the hub's answer waited for until `deadline` only.
+    pub(super) fn sync_by(&mut self, deadline: Instant) -> Result<u64> {
         if self.poll.is_some() {
             return Ok(self.received);
         }
@@ -93,7 +98,6 @@ impl StreamSource {
         // gone when its connection is read: its HubLost, handled below,
         // starts or finds a new hub, and this sync is then the old one's.
         self.inbox.send(format!("sync {n}\n").as_bytes());
-        let deadline = deadline.max(Instant::now() + Duration::from_secs(5));
         while self.synced < n {
             // The stream changed (a new hub, polling): this sync went to
             // the old one.

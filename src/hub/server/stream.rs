@@ -69,6 +69,10 @@ impl Hub {
         }
         let read = chunk.len();
         let now = Instant::now();
+        // (The sieve knows a wait that came or said its wants since the
+        // last read before it holds anything for it.)
+        let waits = self.router.waiters(pane).to_vec();
+        self.sieve_for(pane, &waits);
         let held = self
             .taps
             .get_mut(pane)
@@ -175,29 +179,12 @@ impl Hub {
     /// finds a run none of them can use (one search for all of them).
     fn fan_out(&mut self, pane: &str, data: &[u8]) -> usize {
         let waits = self.router.data(pane, data).to_vec();
+        let sieved = self.sieve_for(pane, &waits);
         let Some(tap) = self.taps.get_mut(pane) else {
             return waits.len();
         };
-        let sieved: Vec<u64> = waits
-            .iter()
-            .copied()
-            .filter(|w| {
-                self.conns
-                    .get(w)
-                    .is_some_and(|c| c.wants.is_some() && c.streamed >= SIEVE_AFTER)
-            })
-            .collect();
         let mut parts = Vec::new();
         if !sieved.is_empty() {
-            if tap.sieve_stale || tap.sieved != sieved {
-                let wants: Vec<&Wants> = sieved
-                    .iter()
-                    .filter_map(|w| self.conns.get(w).and_then(|c| c.wants.as_ref()))
-                    .collect();
-                tap.sieve.set_wants(wants.into_iter());
-                tap.sieved.clone_from(&sieved);
-                tap.sieve_stale = false;
-            }
             // Each run none of them can use, left out, up to the chunk's
             // last lines: a frame for each, then what is left whole.
             let mut at = 0;
@@ -249,6 +236,36 @@ impl Hub {
             self.drop_conn(w);
         }
         waits.len()
+    }
+
+    /// The pane's sieve searches for every one of `waits` that said its
+    /// wants, those still having their first bytes whole too (so that the
+    /// tap may hold plain lines for all of them: see `Tap::hold`). Those
+    /// past them, which are sent its cuts.
+    fn sieve_for(&mut self, pane: &str, waits: &[u64]) -> Vec<u64> {
+        let wanting: Vec<u64> = waits
+            .iter()
+            .copied()
+            .filter(|w| self.conns.get(w).is_some_and(|c| c.wants.is_some()))
+            .collect();
+        let Some(tap) = self.taps.get_mut(pane) else {
+            return Vec::new();
+        };
+        if wanting.is_empty() {
+            tap.sieved.clear();
+        } else if tap.sieve_stale || tap.sieved != wanting {
+            let wants: Vec<&Wants> = wanting
+                .iter()
+                .filter_map(|w| self.conns.get(w).and_then(|c| c.wants.as_ref()))
+                .collect();
+            tap.sieve.set_wants(wants.into_iter());
+            tap.sieved.clone_from(&wanting);
+            tap.sieve_stale = false;
+        }
+        wanting
+            .into_iter()
+            .filter(|w| self.conns.get(w).is_some_and(|c| c.streamed >= SIEVE_AFTER))
+            .collect()
     }
 
     /// A wait's line after its request: `sync N` (answered once what the
