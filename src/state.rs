@@ -311,6 +311,28 @@ impl Store {
         self.dir.join(format!("run-{id}.status"))
     }
 
+    /// Write `text` as the script `run` has the shell read, named `name`
+    /// (which starts with `run-`, so that old ones are swept with the
+    /// status files): readable by its owner only, as the whole store is.
+    pub fn write_run_script(&self, name: &str, text: &str) -> Result<PathBuf> {
+        let path = self.dir.join(name);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))?;
+        f.write_all(text.as_bytes())
+            .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))?;
+        Ok(path)
+    }
+
+    /// Remove the script [`Store::write_run_script`] wrote.
+    pub fn remove_run_script(&self, name: &str) {
+        let _ = fs::remove_file(self.dir.join(name));
+    }
+
     /// The status a run's command left (see [`Store::run_status_path`]),
     /// taken: the file is removed. None: not there (yet), or not a number.
     pub fn take_run_status(&self, id: &str) -> Option<i32> {
@@ -323,8 +345,8 @@ impl Store {
     }
 
     /// Drop status files nobody took (their run ended long ago, seen in
-    /// the stream): they are a few bytes each, but a long-lived server
-    /// would gather them.
+    /// the stream) and scripts a shell read long ago: they are a few bytes
+    /// each, but a long-lived server would gather them.
     pub fn sweep_run_statuses(&self, older_than: std::time::Duration) {
         let Ok(entries) = fs::read_dir(&self.dir) else {
             return;
@@ -338,7 +360,7 @@ impl Store {
                 .and_then(|m| m.modified().ok())
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|age| age > older_than);
-            if name.starts_with("run-") && name.ends_with(".status") && old {
+            if name.starts_with("run-") && old {
                 let _ = fs::remove_file(e.path());
             }
         }

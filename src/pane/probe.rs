@@ -130,8 +130,8 @@ pub struct ReaderProbe {
     /// Each process of the pane at the last look: its pid, its parent's
     /// and its total written.
     tree: Vec<(u32, u32, u64)>,
-    /// The process last seen reading a line, and its bytes read then.
-    reader: Option<(u32, u64)>,
+    /// The last line reader seen, its bytes read, and whether it read a shell's command line.
+    reader: Option<(u32, u64, bool)>,
     /// When the leader was last seen to have read.
     last_read: Option<Instant>,
     last_look: Option<Instant>,
@@ -171,8 +171,8 @@ pub struct ReaderProbe {
     /// The last output came within `FLOW_GAP` of the output before it.
     flowing: bool,
     /// When a look saw the reader take a line whose end the stream had not
-    /// shown yet.
-    taken_early: Option<Instant>,
+    /// shown yet, and whether it was a shell's command line.
+    taken_early: Option<(Instant, Option<bool>)>,
     first: Hint,
 }
 
@@ -357,7 +357,9 @@ impl ReaderProbe {
             self.output_came(Some(data));
         }
         let about_to_read = self.shell_about_to_read;
+        let command_line = self.reader.map(|(.., c)| c); // (what it took, if it took)
         let mut l = self.look();
+        let command_line = command_line.or(self.reader.map(|(.., c)| c)); // (or first seen)
         if about_to_read && self.shell_about_to_read && self.written.bytes < self.written_len(data)
         {
             l = self.await_shell_read(l);
@@ -368,11 +370,11 @@ impl ReaderProbe {
         // (Only the next line end of the kernel's echo, soon, is that line's.)
         let nl = data.contains(&b'\n');
         let early = if nl { self.taken_early.take() } else { None };
-        let taken_before = line_end && early.is_some_and(|t| t.elapsed() < CREDIT_LIFE);
+        let taken_before = line_end && early.is_some_and(|(t, _)| t.elapsed() < CREDIT_LIFE);
         if taken_before {
             woke = Some(true);
         } else if l.took == Some(true) && !nl && l.mode == Some(Mode::Canonical) {
-            self.taken_early = Some(Instant::now());
+            self.taken_early = Some((Instant::now(), command_line));
         }
         // (A reader first seen now: whether it takes the line is watched
         // from here.)
@@ -421,6 +423,7 @@ impl ReaderProbe {
             // it is watched from this look, for the next line.)
             self.reader = None;
         }
+        let took_command_line = between::took_command_line(early, taken_before, woke, command_line);
         let len = self.written_len(data);
         let onlcr = self.onlcr();
         // A reader that took a line: the chunk up to its first line feed is
@@ -450,6 +453,7 @@ impl ReaderProbe {
                 reader_woke: woke,
                 written,
                 raw,
+                took_command_line,
                 ..Hint::default()
             };
         }
@@ -476,6 +480,7 @@ impl ReaderProbe {
                     && l.read <= KEYS_MAX_BYTES
                     && l.reads <= KEYS_MAX_READS,
             ),
+            took_command_line,
         }
     }
 
@@ -627,8 +632,8 @@ impl ReaderProbe {
             let mut running = false;
             for pid in group {
                 match procfs::tty_read_state(pid, &self.tty) {
-                    Some(ReadState::Reading(_)) => {
-                        found = Some(pid);
+                    Some(ReadState::Reading(read)) => {
+                        found = Some((pid, read));
                         break;
                     }
                     // A leader that runs may be on its way into its read,
@@ -649,12 +654,14 @@ impl ReaderProbe {
             } else {
                 Some(false)
             };
-            look.took = self.reader.map(|(pid, r)| took_input(pid, r));
+            look.took = self.reader.map(|(pid, r, _)| took_input(pid, r));
             // (The reader seen last time, running now and having read
             // nothing yet, is still watched: whether it takes the line
             // shows in what it reads.)
             if found.is_some() || !running || look.took != Some(false) {
-                self.reader = found.and_then(|pid| procfs::io(pid, false).map(|io| (pid, io.read)));
+                let line = |pid, read| pid == self.pane_pid && shell::shell_command_line(pid, read);
+                self.reader =
+                    found.and_then(|(p, r)| Some((p, procfs::io(p, false)?.read, line(p, r))));
             }
             self.shell_about_to_read =
                 look.shell && look.mode == Some(Mode::Canonical) && look.line_reader != Some(true);
@@ -662,7 +669,7 @@ impl ReaderProbe {
         } else {
             self.shell_about_to_read = false;
             look.line_reader = look.mode.map(|_| false);
-            look.took = self.reader.map(|(pid, r)| took_input(pid, r));
+            look.took = self.reader.map(|(pid, r, _)| took_input(pid, r));
             self.reader = None;
         }
         look
@@ -931,12 +938,24 @@ mod tests {
             reads() > before && asleep_in_read()
         });
         // The stream shows the echo, then (another chunk) its end and what
-        // dash wrote.
-        p.hint_for(line.as_bytes(), false);
+        // dash wrote. (The line taken was dash's command line.)
+        let h = p.hint_for(line.as_bytes(), false);
+        assert_eq!(h.took_command_line, Some(true), "{h:?}");
         let rest = b"\r\n\x1b]7731;t;B\x07Proceed? [y/N] ";
         let h = p.hint_for(rest, true);
         assert_eq!(h.reader_woke, Some(true), "{h:?}");
         assert_eq!(h.written, Some(rest.len() - 2), "{h:?}");
+        // (Seen taken before this chunk, as dash's command line.)
+        assert_eq!(h.took_command_line, Some(true), "{h:?}");
+        // The answer: taken by `read`, one byte at a time, no command line.
+        let before = reads();
+        master.write_all(b"y\n").unwrap();
+        until("took the answer and reads again", &|| {
+            reads() > before && asleep_in_read()
+        });
+        let h = p.hint_for(b"y\r\n", true);
+        assert_eq!(h.reader_woke, Some(true), "{h:?}");
+        assert_eq!(h.took_command_line, Some(false), "{h:?}");
         let _ = dash.kill();
         let _ = dash.wait();
         drop(master);

@@ -224,7 +224,7 @@ fn foreground_members(pane_pid: u32, fg: u32) -> Vec<u32> {
 /// its command line key by key, so a line read is `read`; a plain shell
 /// (dash) reads both by line, its `read` one byte at a time (so as not to
 /// read past the line), its command line into a buffer.
-fn shell_command_line(pid: u32, read: procfs::TtyRead) -> bool {
+pub(super) fn shell_command_line(pid: u32, read: procfs::TtyRead) -> bool {
     let plain = program_name(pid).is_some_and(|n| PLAIN_SHELLS.contains(&n.as_str()));
     plain && read.count.is_none_or(|n| n > 1)
 }

@@ -105,6 +105,15 @@ pub fn alive(pid: u32) -> bool {
     exists && procfs::stat(pid).is_none_or(|s| !s.exiting())
 }
 
+/// The process `pid` runs as our effective user (its `/proc` entry is
+/// ours); false where that cannot be told.
+pub fn runs_as_us(pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    procfs::available() && std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == me)
+}
+
 /// The peer of a Unix socket runs as our effective user.
 #[cfg(not(target_os = "linux"))]
 pub fn same_user(stream: &std::os::unix::net::UnixStream) -> bool {

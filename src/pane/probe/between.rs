@@ -1,8 +1,9 @@
 //! What the pane's processes did between two looks (see `ReaderProbe`):
 //! what those gone since wrote (taken into a parent's total when it
-//! reaped them), and whether a line reader took input.
+//! reaped them), whether a line reader took input, and what it took.
 
 use crate::sys::procfs;
+use std::time::Instant;
 
 /// What the processes seen at the last look (`before`) and reaped since
 /// had written by then. Their parent's total took in all they wrote (the
@@ -48,6 +49,22 @@ pub(super) fn took_input(pid: u32, read: u64) -> bool {
     procfs::io(pid, false).is_none_or(|io| io.read > read)
 }
 
+/// Whether the line a reader took was a shell's command line (see
+/// `Hint::took_command_line`): as seen when a look saw it taken before
+/// the stream showed the line's end (`early`, `taken_before`), else what
+/// the reader seen reading read (`command_line`), if it took the line.
+pub(super) fn took_command_line(
+    early: Option<(Instant, Option<bool>)>,
+    taken_before: bool,
+    woke: Option<bool>,
+    command_line: Option<bool>,
+) -> Option<bool> {
+    match early {
+        Some((_, c)) if taken_before => c,
+        _ => command_line.filter(|_| woke == Some(true)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +92,32 @@ mod tests {
         // Gone, with a parent alive outside the pane: reaped there.
         let before = [(1, 0, 100), (6, 7, 5)];
         assert_eq!(reaped_totals(&before, &[(1, 0, 100)], alive(&[1, 7])), 0);
+    }
+
+    #[test]
+    fn what_a_reader_took_is_judged_where_it_was_seen_taking_it() {
+        let now = Instant::now();
+        // Seen taken before its line feed came: as seen then, whoever
+        // reads now (dash took its command line, and its `read` now asks).
+        let early = Some((now, Some(true)));
+        assert_eq!(
+            took_command_line(early, true, Some(true), Some(false)),
+            Some(true)
+        );
+        // Taken now (the answer to `read`'s or a program's question).
+        assert_eq!(
+            took_command_line(None, false, Some(true), Some(false)),
+            Some(false)
+        );
+        assert_eq!(
+            took_command_line(early, false, Some(true), Some(false)),
+            Some(false)
+        );
+        // Not taken, or nobody seen reading: nothing to say.
+        assert_eq!(
+            took_command_line(None, false, Some(false), Some(false)),
+            None
+        );
+        assert_eq!(took_command_line(None, false, Some(true), None), None);
     }
 }

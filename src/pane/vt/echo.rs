@@ -145,7 +145,17 @@ impl State {
         }
         match self.input {
             // The reader's read returned: the line was typed and taken.
-            InputState::Kernel if taken => self.input = InputState::Output,
+            // Taken as no shell's command line, it answered a question: a
+            // line of its own even when nothing on it is new (a question
+            // drawn before the entry, answered after it), so what was
+            // typed at it comes back, as typed, whichever came first to
+            // the stream, the entry or the answer.
+            InputState::Kernel if taken => {
+                self.input = InputState::Output;
+                if self.hint.took_command_line == Some(false) {
+                    self.dirty = true;
+                }
+            }
             // Typed and abandoned: Ctrl-C (or Ctrl-\, Ctrl-Z), which the
             // kernel echoes as `^C`, then the reader's new prompt.
             InputState::Kernel if self.ends_with_control_echo() => {}

@@ -55,9 +55,8 @@ pub const PROMPT_WINDOW: Duration = Duration::from_millis(50);
 /// output.
 pub const HOLD: Duration = Duration::from_millis(500);
 
-/// What the pane's terminal said about the process reading it when a chunk
-/// arrived (`None`: not known). The caller looks before feeding each
-/// chunk; see `pane::shell::ReaderProbe`.
+/// What the pane's terminal said of its reader when a chunk arrived (`None`:
+/// not known); the caller looks before each chunk (see `probe::ReaderProbe`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Hint {
     /// The process reading the terminal wrote anything since the last look.
@@ -82,6 +81,8 @@ pub struct Hint {
     /// The process reading the terminal read from it since the last look
     /// (keys were typed).
     pub keys: Option<bool>,
+    /// The line taken (`reader_woke`) was a shell's command line, no answer.
+    pub took_command_line: Option<bool>,
 }
 
 /// A logical line longer than this many cells is matched, then cut to its
@@ -101,8 +102,7 @@ const OUT_ROOM: usize = 4096;
 pub enum Origin {
     Old,
     New,
-    /// Written by a shell while printing its prompt (new, but not a
-    /// command's output).
+    /// Written by a shell printing its prompt (new, not a command's output).
     Prompt,
     Echo,
 }
@@ -943,6 +943,67 @@ mod tests {
         assert!(t.state.cells.len() <= MAX_CELLS + chunk.len());
     }
 
+    /// A question drawn before the entry (`Password: `, read by a program
+    /// with the kernel's echo, not as the shell's command line), answered
+    /// after it: the answer's echo and
+    /// the line feed come (the reader took the line), then what the
+    /// program wrote. The answered question is a line, as typed, whether
+    /// the answer's echo and the output came in one chunk or in two, as
+    /// it is when the entry comes after the answer (it is then in the
+    /// entry's capture). (`output` joining just before the answer lost it:
+    /// nothing on the line was new.)
+    #[test]
+    fn a_question_from_before_the_entry_answered_after_it_is_a_line() {
+        let at_question = || {
+            LineTracker::new(&TrackerStart {
+                width: 80,
+                row: "Password: ".into(),
+                cursor_x: 10,
+                alternate_on: false,
+                at_prompt: false,
+                kernel_echo: true,
+                raw_reader: false,
+            })
+        };
+        let now = Instant::now();
+        // The reader took the line (its read returned) and runs on: the
+        // terminal is no longer read; what the pane wrote since is counted.
+        let took = |written| Hint {
+            reader_wrote: Some(false),
+            reader_read: Some(false),
+            reader_woke: Some(true),
+            kernel_echo: Some(false),
+            written: Some(written),
+            raw: Some(false),
+            keys: Some(false),
+            took_command_line: Some(false),
+        };
+        let answered = |items: Vec<Candidate>| {
+            items
+                .into_iter()
+                .map(|c| c.rendered.unwrap_or(c.text))
+                .collect::<Vec<_>>()
+        };
+        // The echo and the output apart.
+        let mut t = at_question();
+        t.feed_hinted(b"y\r\n", now, took(0));
+        let mut got = answered(t.take(true));
+        t.feed_hinted(
+            b"got y\r\n",
+            now,
+            Hint {
+                reader_woke: None,
+                ..took(7)
+            },
+        );
+        got.extend(answered(t.take(true)));
+        assert_eq!(got, ["Password: y", "got y"]);
+        // Together.
+        let mut t = at_question();
+        t.feed_hinted(b"y\r\ngot y\r\n", now, took(7));
+        assert_eq!(answered(t.take(true)), ["Password: y", "got y"]);
+    }
+
     fn at_prompt(kernel: bool) -> LineTracker {
         LineTracker::new(&TrackerStart {
             width: 80,
@@ -964,6 +1025,7 @@ mod tests {
             written: None,
             raw: None,
             keys: None,
+            took_command_line: None,
         }
     }
 
@@ -1277,6 +1339,7 @@ mod hostile_input {
                     written: [None, Some(0), Some(3), Some(usize::MAX)][rng.below(4)],
                     raw: pick(rng.below(3)),
                     keys: pick(rng.below(3)),
+                    took_command_line: pick(rng.below(3)),
                 };
                 t.feed_hinted(&chunk, t0 + Duration::from_millis(step), hint);
                 if step % 13 == 0 {

@@ -514,6 +514,26 @@ mod tests {
         assert!(z.ends_with(WRAPPER_END));
     }
 
+    /// The short line typed when the wrapper is read from a file is known
+    /// as a wrapper's echo as the typed wrapper is: by its signature and
+    /// end, both in the file's name and what follows it.
+    #[test]
+    fn the_line_that_reads_the_wrapper_is_known_as_one() {
+        let path = format!("/tmp/it's/{}", typing::script_name("abc123"));
+        let line = format!("$ {}", sourced(&path));
+        assert!(line.contains(WRAPPER_SIGNATURE), "{line}");
+        assert_eq!(past_wrapper(&line), None);
+        assert_eq!(past_wrapper(&format!("{line}hi")), Some("hi"));
+        let rows: Vec<String> = line
+            .chars()
+            .collect::<Vec<_>>()
+            .chunks(30)
+            .map(|c| c.iter().collect())
+            .collect();
+        assert_eq!(wrapper_rows(&rows, "abc123"), Some((rows.len(), None)));
+        assert_eq!(wrapper_rows(&rows, "other"), None);
+    }
+
     #[test]
     fn a_wrappers_rows_are_found_however_they_were_cut() {
         let w = wrapper(

@@ -275,18 +275,37 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         // Emacs-mode readline and zle: end of line, kill to its start.
         typing.extend([key("C-e"), key("C-u")]);
     }
-    let line = wrapper(
-        &id,
-        &req.command,
-        req.history,
-        status_file.as_deref(),
-        shell_name == "zsh",
-    );
+    let zsh = shell_name == "zsh";
+    let line = wrapper(&id, &req.command, req.history, status_file.as_deref(), zsh);
+    // The wrapper goes in a file the shell reads, and a short line is
+    // typed (see `typing::sourced`), where the pane's shell can read the
+    // store (it runs as us) and the line would not be kept in its history.
+    // (zsh sets `$0` to a file it reads: the command's would change.)
+    let script = script_name(&id);
+    let sourced_at = match &f.store {
+        Some(s) if !req.history && !zsh && crate::sys::runs_as_us(f.pane.pane_pid) => s
+            .write_run_script(
+                &script,
+                &format!(
+                    "{}\n",
+                    wrapper(&id, &req.command, true, status_file.as_deref(), zsh)
+                ),
+            )
+            .ok(),
+        _ => None,
+    };
+    let line = match &sourced_at {
+        Some(p) => sourced(&p.to_string_lossy()),
+        None => line,
+    };
     typing.push(argv(&["send-keys", "-t", &pane_id, "-l", "--", &line]));
     typing.push(key("Enter"));
     if let Err(e) = type_at_prompt(&c.socket, &pane_id, typing) {
         if let Some(s) = saver {
             s.abandon();
+        }
+        if let (Some(s), Some(_)) = (&f.store, &sourced_at) {
+            s.remove_run_script(&script);
         }
         return Err(e);
     }
@@ -381,6 +400,9 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
         // yet, is not needed (a later run sweeps it if not).
         if let Some(s) = &f.store {
             let _ = s.take_run_status(&id);
+            if sourced_at.is_some() {
+                s.remove_run_script(&script);
+            }
         }
         None
     } else if f.src.fallback().is_some_and(|b| b.polling) {

@@ -48,6 +48,25 @@ pub fn wrapper(
     )
 }
 
+/// The name of the file [`sourced`] has the shell read for run `id`: it
+/// holds the wrapper's signature and its end mark's format, so that the
+/// echo of the typed line is known for a wrapper's (see `wrapper_rows`),
+/// and starts with `run-` (old ones are swept with the status files).
+pub(super) fn script_name(id: &str) -> String {
+    format!("run-{RUN_OSC};{RUN_TAG};{id};E;%d")
+}
+
+/// The short line `run` types when the wrapper (see [`wrapper`]) is in a
+/// file the shell can read, at `script`: the shell reads the file with its
+/// `.` builtin, which runs it in the shell itself, as `eval` does. Each
+/// typed character costs the shell's line editor and tmux a few
+/// microseconds, and a wrapper is over 300 of them. It ends as every
+/// wrapper does (`WRAPPER_END`), and starts with a space (kept out of the
+/// history: the history of such a line would not hold the command).
+pub fn sourced(script: &str) -> String {
+    format!(" command . {};unset _tmux_wait_status", quote(script))
+}
+
 /// A tmux command's arguments.
 pub(super) fn argv(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
