@@ -105,13 +105,24 @@ pub fn alive(pid: u32) -> bool {
     exists && procfs::stat(pid).is_none_or(|s| !s.exiting())
 }
 
-/// The process `pid` runs as our effective user (its `/proc` entry is
-/// ours); false where that cannot be told.
-pub fn runs_as_us(pid: u32) -> bool {
+/// The process `pid`, and the one in the foreground of its terminal, run
+/// as our effective user (their `/proc` entries are ours) and see the
+/// files we see (our mount namespace and our root: not a shell in a
+/// container or a chroot); false where that cannot be told.
+pub fn reads_our_files(pid: u32) -> bool {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
-    procfs::available() && std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == me)
+    let link = |p: &str| std::fs::read_link(p).ok();
+    let ours = |pid: u32| {
+        std::fs::metadata(format!("/proc/{pid}")).is_ok_and(|m| m.uid() == me)
+            && link(&format!("/proc/{pid}/ns/mnt")).is_some()
+            && link(&format!("/proc/{pid}/ns/mnt")) == link("/proc/self/ns/mnt")
+            && link(&format!("/proc/{pid}/root")).is_some_and(|r| r == std::path::Path::new("/"))
+    };
+    procfs::available()
+        && ours(pid)
+        && procfs::foreground_group(pid).is_none_or(|g| g == pid || ours(g))
 }
 
 /// The peer of a Unix socket runs as our effective user.

@@ -752,3 +752,46 @@ fn a_runs_follower_is_listed_and_cancellable() {
     });
     s.tmux(&["wait-for", "-S", &go]);
 }
+
+/// A shell that does not see our files (in a mount namespace of its own
+/// where tmux-wait's private directory is empty, as in a container or a
+/// chroot) is typed the whole wrapper, not a line that reads it from a
+/// file: the command runs and its output comes back.
+#[test]
+fn a_shell_that_sees_other_files_runs_the_command_all_the_same() {
+    let allowed = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "true"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|st| st.success());
+    if !allowed {
+        eprintln!("skipped: unshare --mount is not allowed here");
+        return;
+    }
+    let s = TestServer::new();
+    let pid = s.tmux(&["display-message", "-p", "-t", &s.pane, "#{pane_pid}"]);
+    let ns = format!("/proc/{}/ns/mnt", pid.trim());
+    let ours = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    s.type_line(
+        &s.pane,
+        &format!(
+            "exec unshare --mount --propagation private sh -c 'mount -t tmpfs none {} && exec bash --norc --noprofile'",
+            s.dir().display()
+        ),
+    );
+    s.wait_until(&s.pane, "the shell in a namespace of its own", || {
+        std::fs::read_link(&ns).is_ok_and(|n| n != ours)
+            && s.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &s.pane,
+                "#{pane_current_command}",
+            ])
+            .trim()
+                == "bash"
+    });
+    let (v, code) = run_json(&s, &["--timeout", "20"], "echo inside");
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(lines(&v, "output"), ["inside"], "{v}");
+}

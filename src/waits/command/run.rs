@@ -279,11 +279,12 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let line = wrapper(&id, &req.command, req.history, status_file.as_deref(), zsh);
     // The wrapper goes in a file the shell reads, and a short line is
     // typed (see `typing::sourced`), where the pane's shell can read the
-    // store (it runs as us) and the line would not be kept in its history.
+    // store (it runs as us, and sees our files: not in a container or a
+    // chroot) and the line would not be kept in its history.
     // (zsh sets `$0` to a file it reads: the command's would change.)
     let script = script_name(&id);
     let sourced_at = match &f.store {
-        Some(s) if !req.history && !zsh && crate::sys::runs_as_us(f.pane.pane_pid) => s
+        Some(s) if !req.history && !zsh && crate::sys::reads_our_files(f.pane.pane_pid) => s
             .write_run_script(
                 &script,
                 &format!(
