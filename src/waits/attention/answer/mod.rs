@@ -284,7 +284,10 @@ fn check(req: &AnswerRequest, r: &Row, s: &Seen) -> Result<()> {
     {
         return Err(changed("asks another question"));
     }
-    if req.pid.is_some() && req.pid != s.reader {
+    if let Some(pid) = req.pid
+        && Some(pid) != s.reader
+        && !reads_for_the_pane(r, pid)
+    {
         return Err(changed("is read by another program"));
     }
     if req.since.is_some_and(|t| (t - st.since).abs() > 1.0) {
@@ -293,33 +296,81 @@ fn check(req: &AnswerRequest, r: &Row, s: &Seen) -> Result<()> {
     Ok(())
 }
 
+/// The process `pid` still waits on the pane's terminal in its
+/// foreground, where the look found another reader or none: a program's
+/// own children (an agent's hooks and tools) run in its process group
+/// for a moment, busy or asleep on their own business, and the look then
+/// names one of them or nobody. A program that took the terminal from it
+/// (a job started or resumed, an exec) is in a group of its own or is not
+/// `pid`, and a parent that waits for a child asking is not at the
+/// terminal.
+fn reads_for_the_pane(r: &Row, pid: u32) -> bool {
+    use crate::sys::procfs;
+    use crate::sys::waiting::{Wait, waits};
+    let Some(fg) = procfs::foreground_group(r.pane_pid) else {
+        return false;
+    };
+    procfs::stat(pid).is_some_and(|st| st.pgrp == fg && !matches!(st.state, 'Z' | 'X'))
+        && matches!(
+            waits(pid, &r.tty),
+            Some(Wait::ReadsTty | Wait::PollsForever | Wait::PollsTimed)
+        )
+}
+
+/// How long the keys wait for the pane's reader to be told as it was:
+/// an agent's hooks run beside it for a moment.
+const READER_SETTLE: Duration = Duration::from_millis(1500);
+
+/// [`still_once`], looked at again while only the reader differs, for
+/// up to [`READER_SETTLE`]: the beginning of the pane's mark, or None if
+/// anything moved.
+fn still(socket: &Socket, r: &Row, s: &Seen) -> Option<String> {
+    let until = Instant::now() + READER_SETTLE;
+    loop {
+        match still_once(socket, r, s) {
+            Still::Same(began) => return Some(began),
+            Still::Reader if Instant::now() < until => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            _ => return None,
+        }
+    }
+}
+
+enum Still {
+    Same(String),
+    /// Only the terminal's reader (or its mode) differs from the look's.
+    Reader,
+    Moved,
+}
+
 /// Right before sending: the same process still asleep reading the
 /// terminal the same way, and the pane's output where the look left it
-/// (cursor, history, the cursor's row and the question's). Returns the
-/// beginning of the pane's mark then (empty: none), or None if anything
-/// moved.
-fn still(socket: &Socket, r: &Row, s: &Seen) -> Option<String> {
+/// (cursor, history, the cursor's row and the question's): the
+/// beginning of the pane's mark then (empty: none), or what moved.
+fn still_once(socket: &Socket, r: &Row, s: &Seen) -> Still {
     if crate::pane::shell::proc_available() {
         let (reads, reader) = crate::pane::shell::reads(r.pane_pid, &r.tty);
         if Some(reads) != s.reads || reader != s.reader {
-            return None;
+            return Still::Reader;
         }
     }
     let fmt =
         format!("#{{pane_id}}\t#{{cursor_x}}\t#{{cursor_y}}\t#{{history_size}}\t#{{{BEGAN}}}");
     let t = r.pane_id.clone();
-    let replies = socket
-        .batch(&[
-            vec![
-                "display-message".into(),
-                "-p".into(),
-                "-t".into(),
-                t.clone(),
-                fmt,
-            ],
-            vec!["capture-pane".into(), "-p".into(), "-t".into(), t],
-        ])
-        .ok()?;
+    let replies = socket.batch(&[
+        vec![
+            "display-message".into(),
+            "-p".into(),
+            "-t".into(),
+            t.clone(),
+            fmt,
+        ],
+        vec!["capture-pane".into(), "-p".into(), "-t".into(), t],
+    ]);
+    let Ok(replies) = replies else {
+        return Still::Moved;
+    };
     let info = replies
         .first()
         .and_then(|l| l.first())
@@ -333,7 +384,9 @@ fn still(socket: &Socket, r: &Row, s: &Seen) -> Option<String> {
         Some(u64::from(s.cursor.1)),
         Some(s.cursor.2),
     );
-    let screen = replies.get(1)?;
+    let Some(screen) = replies.get(1) else {
+        return Still::Moved;
+    };
     let row = |sc: &[String], i: usize| sc.get(i).map(|l| l.trim_end().to_owned());
     let q = s
         .status
@@ -349,7 +402,11 @@ fn still(socket: &Socket, r: &Row, s: &Seen) -> Option<String> {
         && at == was
         && row(screen, s.cursor.1 as usize) == row(&s.screen, s.cursor.1 as usize)
         && q_row.is_none_or(|i| row(screen, i) == row(&s.screen, i));
-    same.then(|| f.get(4).copied().unwrap_or("").trim().to_owned())
+    if same {
+        Still::Same(f.get(4).copied().unwrap_or("").trim().to_owned())
+    } else {
+        Still::Moved
+    }
 }
 
 /// Whether the pane moved on from the question `s` showed.
@@ -363,8 +420,20 @@ fn moved_on(before: &Seen, after: Option<&Seen>) -> bool {
 /// `tmux-wait answer`.
 pub fn answer(req: &AnswerRequest) -> Result<AnswerResult> {
     let t0 = Instant::now();
-    let r = row_of(&req.socket, &req.target)?;
-    let s = seen(&req.socket, &r, &req.profiles, req.quiet_after);
+    // (Looked at again while only the reader named is not told: an
+    // agent's hooks run beside it for a moment.)
+    let until = Instant::now() + READER_SETTLE;
+    let (r, s) = loop {
+        let r = row_of(&req.socket, &req.target)?;
+        let s = seen(&req.socket, &r, &req.profiles, req.quiet_after);
+        let other_reader = req
+            .pid
+            .is_some_and(|p| Some(p) != s.reader && !reads_for_the_pane(&r, p));
+        if !other_reader || Instant::now() >= until {
+            break (r, s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let Some(choice) = &req.choice else {
         // Only the question and its answers.
         check(req, &r, &s)?;
