@@ -170,6 +170,20 @@ fn prune_gone_servers(base: &Path) {
     }
 }
 
+/// Write `data` to a new file at `path`, readable by its owner only (not
+/// through a link, nor over a file already there).
+fn write_new_private(path: &Path, data: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))?;
+    f.write_all(data)
+        .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))
+}
+
 impl Store {
     /// The store of the server identified by its pid and start time.
     pub fn open(server_pid: &str, server_start: &str, socket_path: &Path) -> Result<Store> {
@@ -199,15 +213,7 @@ impl Store {
     fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
         let tmp = self.dir.join(format!(".{name}.{}", std::process::id()));
         let data = serde_json::to_vec(value).expect("serialisable");
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(|e| Error::io(&format!("cannot write {}", tmp.display()), e))?;
-        f.write_all(&data)
-            .map_err(|e| Error::io(&format!("cannot write {}", tmp.display()), e))?;
+        write_new_private(&tmp, &data)?;
         fs::rename(&tmp, self.dir.join(name))
             .map_err(|e| Error::io(&format!("cannot write {name}"), e))
     }
@@ -316,15 +322,7 @@ impl Store {
     /// status files): readable by its owner only, as the whole store is.
     pub fn write_run_script(&self, name: &str, text: &str) -> Result<PathBuf> {
         let path = self.dir.join(name);
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))?;
-        f.write_all(text.as_bytes())
-            .map_err(|e| Error::io(&format!("cannot write {}", path.display()), e))?;
+        write_new_private(&path, text.as_bytes())?;
         Ok(path)
     }
 
