@@ -495,8 +495,16 @@ fn a_wait_ending_while_its_lines_are_held_saw_them() {
         "--timeout",
         "1s",
     ]);
-    // (Its wants said, the pane quiet since it came.)
-    std::thread::sleep(Duration::from_millis(100));
+    // Its wants said (the fiftieth wait's the hub heard), the pane quiet
+    // since it came.
+    s.wait_until(&s.pane, "the short wait's wants at the hub", || {
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        let ids: std::collections::HashSet<&str> = log
+            .lines()
+            .filter_map(|l| l.split("wants ").nth(1)?.split_whitespace().next())
+            .collect();
+        ids.len() >= 50
+    });
     std::fs::write(&b, "").unwrap();
     let v = short.finish(&s).json();
     assert_eq!(v["outcome"], "timeout", "{v}");
