@@ -257,9 +257,10 @@ impl Day {
         self.costs.push(line);
         assert!(
             busy.is_empty(),
-            "not at idle after {event}: {} (in each of {WINDOWS} windows of {WINDOW:?} from {:?} on; at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups)\nall: {tries:#?}\nsegment: {:?}\nthe server's last messages:\n{}\npanes: {}",
+            "not at idle after {event}: {} (in each of {WINDOWS} windows of {WINDOW:?} from {:?} on; at most {IDLE_TICKS} ticks and {IDLE_WAKEUPS} wakeups)\nall: {tries:#?}\n`any`'s trace, the newest first:\n{}\nsegment: {:?}\nthe server's last messages:\n{}\npanes: {}",
             busy.join("; "),
             QUIET + Duration::from_millis(1500),
+            self.any.trace_tail(60),
             self.segment(),
             self.s
                 .tmux(&["show-messages"])
@@ -448,6 +449,13 @@ impl Listener {
         }
     }
 
+    /// The last `n` lines of its trace, the newest first.
+    pub(crate) fn trace_tail(&self, n: usize) -> String {
+        let trace = std::fs::read_to_string(self.trace.path()).unwrap_or_default();
+        let lines: Vec<&str> = trace.lines().rev().take(n).collect();
+        lines.join("\n")
+    }
+
     pub(crate) fn count(&self) -> usize {
         self.lines.lock().unwrap().len()
     }
@@ -491,15 +499,14 @@ impl Listener {
                             .collect()
                     })
                     .unwrap_or_default();
-                let trace = std::fs::read_to_string(self.trace.path()).unwrap_or_default();
-                let trace: Vec<&str> = trace.lines().rev().take(80).collect();
+                let trace = self.trace_tail(80);
                 panic!(
                     "`any` never said {pane} {state}; it said {:?}, and before: {:?}; it runs: {}; its stderr: {:?}; its descriptors: {fds:?}; its threads: {threads:?}\nits trace, the newest first:\n{}",
                     self.since(n),
                     self.since(0),
                     crate::common::process_alive_pub(pid),
                     std::fs::read_to_string(self.errors.path()).unwrap_or_default(),
-                    trace.join("\n")
+                    trace
                 );
             }
             std::thread::sleep(Duration::from_millis(20));

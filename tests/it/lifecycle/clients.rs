@@ -130,3 +130,31 @@ fn a_watch_that_reaches_its_timeout_ends_and_costs_nothing_after() {
     });
     d.idle("a watch's timeout");
 }
+
+/// Terminals that other programs make and close all day (ssh logins,
+/// terminal windows, `script`, another tmux server's short panes) are not
+/// the server's: the watch, `any` and the server stay at idle meanwhile.
+#[test]
+fn terminals_other_programs_make_and_close_cost_nothing() {
+    let mut d = Day::start("");
+    let q = d.window();
+    ask(&d.s, &q, "Deploy? [y/N]");
+    d.wait_segment(&q, "⚑1 main:1 asking");
+    d.idle("a question");
+    // A terminal made and closed every 20 ms, each gone before anyone
+    // could ask whose it was, for longer than the idle check takes.
+    let mut churn = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os,time\n\
+             end = time.time() + 30\n\
+             while time.time() < end:\n\
+             \x20   m, s = os.openpty(); os.close(s); os.close(m); time.sleep(0.02)",
+        ])
+        .spawn()
+        .expect("python3");
+    d.idle("terminals made and closed elsewhere");
+    let _ = churn.kill();
+    let _ = churn.wait();
+    d.wait_segment(&q, "⚑1 main:1 asking");
+}
