@@ -245,15 +245,21 @@ impl StreamSource {
                 let signal = ready
                     .take()
                     .map(|ch| ["wait-for", "-S", "--", &ch].map(str::to_owned).to_vec());
+                let generation = me.generation;
                 let (replies, exact) =
                     me.aligned_query_then(&hub::entry_queries(&t), signal, setup.deadline)?;
-                me.exact_entry = exact;
-                let st = me.take_state(&replies, None)?;
-                if exact {
-                    me.entry_above = entry::rows_above(&replies[1], st.cursor_y as usize);
-                }
-                if !flows_from_cursor(&replies[1], &replies[2], &st) {
-                    me.tracker.lose_flow();
+                // (Unless the hub went meanwhile: the stream was entered
+                // again through the next, see `hub_lost`, and runs from
+                // there.)
+                if me.generation == generation {
+                    me.exact_entry = exact;
+                    let st = me.take_state(&replies, None)?;
+                    if exact {
+                        me.entry_above = entry::rows_above(&replies[1], st.cursor_y as usize);
+                    }
+                    if !flows_from_cursor(&replies[1], &replies[2], &st) {
+                        me.tracker.lose_flow();
+                    }
                 }
             }
             hub::Entry::Joined { .. } => {
@@ -263,17 +269,23 @@ impl StreamSource {
                 // at a point of the stream (what came before is in it).
                 let mut cmds = hub::entry_queries(&t);
                 cmds.extend(extra.iter().cloned());
+                let generation = me.generation;
                 let (replies, exact) = me.aligned_query(&cmds, setup.deadline)?;
-                me.exact_entry = exact;
-                let window = me.entry_window.take();
-                me.take_entry(&replies, from.as_deref())?;
-                if exact {
-                    me.mark_quiet(&replies);
-                }
-                // Output kept coming: what came between the syncs is
-                // drawn from where the capture stands in it.
-                if !exact && let Some(w) = window {
-                    me.take_window(&replies, &w)?;
+                // (Unless the hub went meanwhile, as above: what the next
+                // one streamed since it was entered is the wait's, and a
+                // capture taken later must not make it old.)
+                if me.generation == generation {
+                    me.exact_entry = exact;
+                    let window = me.entry_window.take();
+                    me.take_entry(&replies, from.as_deref())?;
+                    if exact {
+                        me.mark_quiet(&replies);
+                    }
+                    // Output kept coming: what came between the syncs is
+                    // drawn from where the capture stands in it.
+                    if !exact && let Some(w) = window {
+                        me.take_window(&replies, &w)?;
+                    }
                 }
             }
             hub::Entry::Foreign => {
