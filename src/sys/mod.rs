@@ -98,11 +98,18 @@ pub fn peer_pid(_stream: &std::os::unix::net::UnixStream) -> Option<u32> {
     None
 }
 
-/// The process `pid` still runs (not gone, not a zombie).
+/// The process `pid` still runs (not gone, not a zombie, not exiting).
 pub fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     let exists = i32::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, 0) } == 0);
-    exists && procfs::stat(pid).is_none_or(|s| !s.exiting())
+    // (A process of ours whose `/proc` entry cannot be read, though it
+    // still takes signals, is at the end of its exit: a killed hub was
+    // seen so, 6 ms after it closed its sockets.)
+    exists
+        && match procfs::stat(pid) {
+            Some(s) => !s.exiting(),
+            None => !procfs::available(),
+        }
 }
 
 /// The process `pid`, and the one in the foreground of its terminal, run

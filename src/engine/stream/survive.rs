@@ -39,8 +39,14 @@ impl StreamSource {
         // its sockets after the kernel marks it exiting, so one that is
         // dying counts as gone here.
         if self.hub_pid.is_some_and(crate::sys::alive) {
+            crate::trace!(
+                "hub lost, yet it lives: {:?} {:?}",
+                self.hub_pid,
+                self.hub_pid.and_then(crate::sys::procfs::stat)
+            );
             return Err(self.ended(EndReason::Overflow));
         }
+        crate::trace!("hub lost: {:?}", self.hub_pid);
         let now = Instant::now();
         self.hub_losses.retain(|t| now - *t < LOSS_WINDOW);
         self.hub_losses.push(now);
@@ -82,7 +88,14 @@ impl StreamSource {
                 // Taken at a point of the stream, with what came before in
                 // the capture.
                 self.inbox.set_hub(stream, dec);
+                let generation = self.generation;
                 let (replies, exact) = self.aligned_query(&hub::entry_queries(&t), deadline)?;
+                if self.generation != generation {
+                    // That hub went too: the stream was entered again
+                    // through the next, and a later capture must not make
+                    // what it streamed since old.
+                    return Ok(());
+                }
                 self.exact_entry &= exact;
                 replies
             }
