@@ -473,6 +473,10 @@ pub struct WatchArgs {
     #[arg(long, value_name = "TEXT")]
     pub label: Option<String>,
 
+    /// Signal this tmux channel once the watch is armed (as for text): what the pane writes from then on counts
+    #[arg(long, value_name = "CHANNEL")]
+    pub ready: Option<String>,
+
     /// Print the result as one JSON object
     #[arg(long)]
     pub json: bool,

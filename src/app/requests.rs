@@ -247,7 +247,7 @@ pub(super) fn watch_request(
     clamps: &mut Clamps,
 ) -> Result<watch::WatchRequest> {
     let timeout = clamps.timeout(&a.timeout, None)?;
-    if let Some(ch) = &a.channel {
+    for ch in a.channel.iter().chain(&a.ready) {
         validate_channel(ch)?;
     }
     if let Some(t) = &a.target {
@@ -277,7 +277,7 @@ pub(super) fn watch_request(
             // Polling where another program pipes the pane (a logging
             // plugin), as a text wait does.
             engine: Engine::Auto,
-            ready: None,
+            ready: a.ready.clone(),
             cursor: None,
             json: false,
         };
@@ -291,6 +291,7 @@ pub(super) fn watch_request(
         timeout,
         channel: a.channel.clone(),
         label: a.label.clone(),
+        ready: a.ready.clone(),
     })
 }
 

@@ -40,6 +40,9 @@ pub struct WatchRequest {
     pub timeout: Duration,
     pub channel: Option<String>,
     pub label: Option<String>,
+    /// The channel to signal once armed (a text watch's is its text
+    /// request's).
+    pub ready: Option<String>,
 }
 
 /// The result of a watch (printed with `--json`).
@@ -259,7 +262,7 @@ fn open(req: &WatchRequest, pane: &PaneInfo, start: Instant) -> Result<Box<dyn P
         pane,
         &Setup {
             interval: Duration::from_millis(50),
-            ready: None,
+            ready: req.ready.clone(),
             deadline: (start + req.timeout).max(Instant::now() + Duration::from_secs(10)),
             final_lines: false,
             cursor: None,

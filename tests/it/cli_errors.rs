@@ -100,6 +100,8 @@ fn no_such_pane() {
 fn ready_channel_is_validated() {
     let f = tw_no_server(&["text", "--ready", "a b", "--json"]);
     assert_error(&f, "invalid_channel", "invalid channel name");
+    let f = tw_no_server(&["watch", "--done", "--ready", "a b", "--json"]);
+    assert_error(&f, "invalid_channel", "invalid channel name");
 }
 
 #[test]

@@ -189,21 +189,19 @@ fn waits_outlive_a_killed_hub() {
         "--timeout",
         "20",
     ]);
-    let mut watch = s.tw();
-    watch
-        .args([
-            "watch",
-            "-t",
-            &p,
-            "--pattern",
-            "AFTER_KILL",
-            "--json",
-            "--timeout",
-            "20",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let watch = watch.spawn().unwrap();
+    // (Armed before the hub goes: a watch that loses its hub before it
+    // has taken its start from the pane takes it again from the next, and
+    // what was written meanwhile is from before it.)
+    let watch = s.start_wait(&[
+        "watch",
+        "-t",
+        &p,
+        "--pattern",
+        "AFTER_KILL",
+        "--json",
+        "--timeout",
+        "20",
+    ]);
     s.wait_until(&p, "three waits at the hub", || s.hub_waiters() >= 3);
     let hubs = s.hub_pids();
     assert_eq!(hubs.len(), 1, "{hubs:?}");
@@ -218,7 +216,7 @@ fn waits_outlive_a_killed_hub() {
     assert_eq!(t.json()["fallback"]["why"], "hub_lost", "{}", t.stdout);
     let o = out.finish(&s);
     assert_eq!(o.json()["reason"], "until", "{}", o.stdout);
-    let w = done(watch);
+    let w = watch.finish(&s);
     assert_eq!(w.json()["outcome"], "matched", "{} {}", w.stdout, w.stderr);
     s.wait_for_prompt(&p);
 
