@@ -105,7 +105,19 @@ impl Follow {
             let line = f.src.tracker().current_line();
             f.asks(&line).then_some(line)
         };
-        looks(self)?;
+        if looks(self).is_none() {
+            // A line that looks like a prompt (a REPL's `>>> `) from a
+            // program still running: on a busy machine it may not have
+            // reached its read yet (python3 was seen so, 26 ms after its
+            // answer): it gets the same moment below.
+            let t = self.src.tracker();
+            let line = t.has_partial().then(|| t.current_line())?;
+            if shell::foreground_running(self.pane.pane_pid) != Some(true)
+                || !self.prompt_re().is_match(&line)
+            {
+                return None;
+            }
+        }
         // Quiet for a moment, and the program asleep (waiting for input,
         // not still writing its prompt: `>` then `>> ` on a busy machine).
         let patience = Instant::now() + Duration::from_millis(300);
