@@ -27,10 +27,23 @@ fn wait_line(s: &TestServer, pane: &str, regex: &str) -> Waiter {
 }
 
 /// The same, run by `cmd` (another environment or socket name).
+/// (Their timeout is long: the first of fifty is armed seconds before
+/// the last on a loaded machine, and the flood after them takes seconds
+/// more. The default 8 s ran out on tmux 3.2a in CI with the line drawn.)
 fn wait_line_with(s: &TestServer, cmd: std::process::Command, pane: &str, regex: &str) -> Waiter {
     s.start_wait_cmd(
         cmd,
-        &["text", "-t", pane, "--json", "--regex", "--pattern", regex],
+        &[
+            "text",
+            "-t",
+            pane,
+            "--json",
+            "--timeout",
+            "60",
+            "--regex",
+            "--pattern",
+            regex,
+        ],
     )
 }
 
