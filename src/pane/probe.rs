@@ -27,6 +27,7 @@
 
 mod between;
 mod credit;
+mod look;
 
 use super::rhythm::{FLOW_GAP, FLOW_LOOK_EVERY};
 use super::shell;
@@ -35,6 +36,7 @@ use crate::sys::procfs::{self, ReadState};
 use crate::sys::tty::{self, Mode, Settings};
 use between::{reaped_totals, took_input};
 use credit::Credit;
+use look::{LeaderLook, kernel_echo};
 use std::time::{Duration, Instant};
 
 /// A reader that read from its terminal this recently is taken to be
@@ -86,34 +88,6 @@ const TREE_CAP: usize = 64;
 /// more, in more calls (`/proc` counts every read alike).
 const KEYS_MAX_BYTES: u64 = 4096;
 const KEYS_MAX_READS: u64 = 8;
-
-/// One look at the terminal and the pane's processes.
-#[derive(Clone, Copy, Debug, Default)]
-struct LeaderLook {
-    /// The same foreground leader as at the previous look.
-    same: bool,
-    /// The leader changed, and what the previous one wrote and read since
-    /// the previous look is known (a shell that took a line, echoed it and
-    /// ran it between two looks: its echo is still its own).
-    left: bool,
-    /// The leader is the pane's own program (its shell).
-    shell: bool,
-    /// The terminal was in raw mode at the previous look, with the same
-    /// leader (which is the one reading key by key).
-    was_raw: bool,
-    /// What the leader's main thread wrote and read since then, and in how
-    /// many read calls.
-    wrote: u64,
-    read: u64,
-    reads: u64,
-    mode: Option<Mode>,
-    /// A process of the foreground group is asleep in a read of the
-    /// terminal (None: cannot tell).
-    line_reader: Option<bool>,
-    /// The line reader seen last time took input since (its read returned
-    /// or it stopped reading); None when there was none.
-    took: Option<bool>,
-}
 
 /// Looks at the pane's terminal and processes as output arrives.
 pub struct ReaderProbe {
@@ -556,6 +530,13 @@ impl ReaderProbe {
         // The leader: a line editor's echo is its own writing.
         let io = procfs::io(fg, false);
         let mut kept = None;
+        // The pane's shell, one without a line editor (its command lines
+        // are echoed by the kernel), reading a line at the last look (or
+        // about to, and it wrote nothing since), read since and handed the
+        // terminal to a new leader, the command it read: it took a line
+        // the kernel echoed, and the echo may still be on its way to the
+        // stream.
+        let mut shell_took_line = false;
         match (self.leader, io) {
             (Some((pid, a)), Some(b)) if pid == fg => {
                 look.same = true;
@@ -572,6 +553,11 @@ impl ReaderProbe {
                     look.left = true;
                     look.wrote = b.wrote.saturating_sub(a.wrote);
                     look.read = b.read.saturating_sub(a.read);
+                    let was_reading = self.reader.is_some_and(|(r, ..)| r == pid);
+                    shell_took_line = pid == self.pane_pid
+                        && look.read > 0
+                        && shell::plain_shell(pid)
+                        && (was_reading || (self.shell_about_to_read && look.wrote == 0));
                     // The new leader not readable yet (a child between
                     // fork and exec): the old one stays the one counted
                     // from, so its echo still in the stream keeps its
@@ -655,6 +641,11 @@ impl ReaderProbe {
                 Some(false)
             };
             look.took = self.reader.map(|(pid, r, _)| took_input(pid, r));
+            if shell_took_line && found.is_none() {
+                // (The line's echo is the kernel's, and was read.)
+                look.took = Some(true);
+                look.line_reader = Some(true);
+            }
             // (The reader seen last time, running now and having read
             // nothing yet, is still watched: whether it takes the line
             // shows in what it reads.)
@@ -686,16 +677,6 @@ impl ReaderProbe {
 /// at one by one, nor searched for this).
 fn small_lines(data: &[u8]) -> bool {
     data.len() <= SMALL_CHUNK && crate::plain::whole_lines(data)
-}
-
-/// A program reads a line with the kernel echoing what is typed.
-fn kernel_echo(l: &LeaderLook) -> Option<bool> {
-    match (l.mode, l.line_reader) {
-        (Some(Mode::Canonical), Some(r)) => Some(r),
-        (Some(Mode::Canonical), None) => None,
-        (Some(_), _) => Some(false),
-        (None, _) => None,
-    }
 }
 
 #[cfg(test)]

@@ -225,8 +225,13 @@ fn foreground_members(pane_pid: u32, fg: u32) -> Vec<u32> {
 /// (dash) reads both by line, its `read` one byte at a time (so as not to
 /// read past the line), its command line into a buffer.
 pub(super) fn shell_command_line(pid: u32, read: procfs::TtyRead) -> bool {
-    let plain = program_name(pid).is_some_and(|n| PLAIN_SHELLS.contains(&n.as_str()));
-    plain && read.count.is_none_or(|n| n > 1)
+    plain_shell(pid) && read.count.is_none_or(|n| n > 1)
+}
+
+/// The process is a shell without a line editor (dash): it reads its
+/// command lines in canonical mode, echoed by the kernel.
+pub(super) fn plain_shell(pid: u32) -> bool {
+    program_name(pid).is_some_and(|n| PLAIN_SHELLS.contains(&n.as_str()))
 }
 
 /// The shell has no child process left (no job in the background, nothing

@@ -3,6 +3,22 @@
 
 use super::*;
 
+/// A line that ended while a shell read, kept until it is known whether
+/// the shell accepted it (typed) or not (output).
+pub(super) struct Held {
+    pub(super) cells: Vec<Cell>,
+    pub(super) dirty: bool,
+    pub(super) until: Instant,
+    /// What the terminal said of its reader when the line ended: it wrote
+    /// (Some(true)) or nothing was known (None).
+    pub(super) reader_wrote: Option<bool>,
+    /// A line of the prompt, ended with no piece of the stream since the
+    /// shell switched bracketed paste on: the first line of a prompt of
+    /// several, or a prompt and the keys typed at it (see
+    /// `line_ends_while_reading`).
+    pub(super) prompt: bool,
+}
+
 /// Bracketed paste on: a shell starts reading a line.
 pub(super) const PASTE_ON: &[u8] = b"\x1b[?2004h";
 
@@ -126,6 +142,26 @@ impl State {
         ["^C", "^\\", "^Z"].iter().any(|k| r.ends_with(k))
     }
 
+    /// The shell accepted a line: a prompt line held (see
+    /// `line_ends_while_reading`) was typed at, and is left out.
+    pub(super) fn accept_held_prompt(&mut self) {
+        if let Some(h) = self.held.as_mut()
+            && h.prompt
+        {
+            Self::prompt_was_typed(&mut h.cells);
+        }
+    }
+
+    /// The line's prompt held typed keys (see `private_mode`): it counts
+    /// as typed, prompt and all.
+    pub(super) fn prompt_was_typed(cells: &mut [Cell]) {
+        for c in cells.iter_mut() {
+            if c.origin == Origin::Prompt {
+                c.origin = Origin::Echo;
+            }
+        }
+    }
+
     /// The line's echo was not typed after all: it is output.
     pub(super) fn echo_is_output(cells: &mut [Cell]) {
         for c in cells.iter_mut() {
@@ -139,6 +175,25 @@ impl State {
     /// typed (the shell accepted it) or written by another writer. Returns
     /// true when the line is held for later.
     pub(super) fn line_ends_while_reading(&mut self) -> bool {
+        if let InputState::Prompt { until: Some(_) } = self.input
+            && self.cells.iter().any(|c| c.origin == Origin::Prompt)
+        {
+            // A line feed after the prompt, with no piece of the stream
+            // between: the line is held until what comes next says what
+            // it was. More of the prompt (its next line): a line of the
+            // prompt. The shell accepting a line: a loaded machine passed
+            // on the prompt, the keys typed at it and their Enter together,
+            // and the line was typed (where the prompt ends, nothing says).
+            self.held = Some(Held {
+                cells: std::mem::take(&mut self.cells),
+                dirty: self.dirty,
+                until: self.now + HOLD,
+                reader_wrote: Some(true),
+                prompt: true,
+            });
+            self.dirty = false;
+            return true;
+        }
         let taken = std::mem::take(&mut self.line_taken) || self.hint.reader_woke == Some(true);
         if !self.has_echo() {
             return false;
@@ -181,6 +236,7 @@ impl State {
                     dirty: self.dirty,
                     until: self.now + HOLD,
                     reader_wrote: self.hint.reader_wrote,
+                    prompt: false,
                 });
                 self.dirty = false;
                 return true;

@@ -39,6 +39,7 @@ use unicode_width::UnicodeWidthChar;
 mod bulk;
 mod counts;
 mod echo;
+use echo::Held;
 mod frames;
 mod marks;
 mod screen;
@@ -177,17 +178,6 @@ impl InputState {
             InputState::Output
         }
     }
-}
-
-/// A line that ended while a shell read, kept until it is known whether
-/// the shell accepted it (typed) or not (output).
-struct Held {
-    cells: Vec<Cell>,
-    dirty: bool,
-    until: Instant,
-    /// What the terminal said of its reader when the line ended: it wrote
-    /// (Some(true)) or nothing was known (None).
-    reader_wrote: Option<bool>,
 }
 
 /// How the pane looked when the wait began.
@@ -849,6 +839,46 @@ mod tests {
         t.feed(b"\x1b[?2004h", t0);
         t.feed_hinted(b"BG\r\n", soon, hint(false, false, None));
         assert_eq!(lines(&mut t, true), ["BG"]);
+    }
+
+    #[test]
+    fn keys_typed_at_a_prompt_drawn_first_are_echo_in_the_same_chunk() {
+        // zsh draws its continuation prompt, then switches bracketed paste
+        // on; a loaded machine passes on that, the keys typed at it and
+        // their acceptance as one chunk: the typed line is not output.
+        let t0 = Instant::now();
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"$ for i in 1; do\r\n", t0);
+        lines(&mut t, true);
+        t.feed_hinted(
+            b"\rfor> \x1b[?2004hecho TYPED; done\x1b[?2004l\r\r\n",
+            t0,
+            hint(true, true, None),
+        );
+        assert!(
+            lines(&mut t, true).iter().all(|l| !l.contains("TYPED")),
+            "typed keys came back as output"
+        );
+        // bash switches it on, then draws its prompt: the same in one
+        // chunk.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"$ for i in 1; do\r\n", t0);
+        lines(&mut t, true);
+        t.feed_hinted(
+            b"\x1b[?2004l\r\x1b[?2004h> echo TYPED; done\r\n\x1b[?2004l\r",
+            t0,
+            hint(true, true, None),
+        );
+        assert!(
+            lines(&mut t, true).iter().all(|l| !l.contains("TYPED")),
+            "typed keys came back as output"
+        );
+        // A prompt of two lines in one chunk stays the prompt.
+        let mut t = LineTracker::new(&entry(80));
+        t.feed(b"done\r\n", t0);
+        lines(&mut t, true);
+        t.feed_hinted(b"\x1b[?2004huser@host ~\r\n$ ", t0, hint(true, true, None));
+        assert_eq!(lines(&mut t, true), ["user@host ~", "$ "]);
     }
 
     #[test]

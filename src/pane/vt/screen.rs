@@ -202,8 +202,11 @@ impl State {
             return;
         }
         // Text after a held line that is not the shell's echo: the shell
-        // did not accept the line.
-        if self.held.is_some() && (self.hint.reader_wrote != Some(true) || self.not_echo()) {
+        // did not accept the line. (Text after a held line of the prompt is
+        // more of the prompt.)
+        if self.held.as_ref().is_some_and(|h| h.prompt) {
+            self.release_held(false);
+        } else if self.held.is_some() && (self.hint.reader_wrote != Some(true) || self.not_echo()) {
             self.release_held_by_what_came();
         }
         if self.alt {
@@ -319,12 +322,29 @@ impl State {
                     if set {
                         self.release_held_by_what_came();
                     } else {
+                        self.accept_held_prompt();
                         self.release_held(false);
+                        if let InputState::Prompt { until: Some(_) } = self.input {
+                            // Accepted with no piece of the stream between
+                            // the prompt and the acceptance (a loaded
+                            // machine passes on the prompt, the keys typed
+                            // at it and the Enter together): what followed
+                            // the prompt was typed, and where the prompt
+                            // ends nothing says. The line is not output.
+                            Self::prompt_was_typed(&mut self.cells);
+                        }
                     }
                     if set && self.input == InputState::Output {
                         self.prompts += 1;
                     }
-                    self.input = if set {
+                    self.input = if set && self.has_text() {
+                        // The prompt was drawn before (zsh's way): what
+                        // comes after, in this chunk too (a loaded machine
+                        // passes on the prompt and the keys typed at it
+                        // together), is typed or another writer's, as it
+                        // is in a later chunk (see `chunk_ends`).
+                        InputState::Input
+                    } else if set {
                         InputState::Prompt {
                             until: Some(self.now + PROMPT_WINDOW),
                         }
