@@ -14,7 +14,9 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         None => None,
     };
     let option = cursor::option_name(&c.cursor);
-    let mut f = Follow::open(c, Some(option), req.ready.clone(), None, deadline)?;
+    // (--ready is signalled below, once what the pane shows at entry is
+    // known: a key sent on the signal must not change it first.)
+    let mut f = Follow::open(c, Some(option), None, None, deadline)?;
     f.saver = saver;
     let pid = f.pane.pane_pid;
     let rec = Record::parse(f.src.cursor_value());
@@ -178,6 +180,11 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         None
     };
     let mut input_outcome = typed.as_ref().map(|_| InputOutcome::Pending);
+    // Armed: the shell at its prompt and the text typed there are known,
+    // and an Enter sent on this signal is the submission this call reports.
+    if let Some(ch) = &req.ready {
+        c.socket.run(["wait-for", "-S", "--", ch])?;
+    }
     let prompts_at_entry = f.src.tracker().prompts().0;
     let mut running_seen = matches!(f.foreground(), Fg::Command(_));
     let mut timed_out = false;
