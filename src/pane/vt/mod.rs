@@ -843,42 +843,28 @@ mod tests {
 
     #[test]
     fn keys_typed_at_a_prompt_drawn_first_are_echo_in_the_same_chunk() {
-        // zsh draws its continuation prompt, then switches bracketed paste
-        // on; a loaded machine passes on that, the keys typed at it and
+        // A loaded machine passes on the prompt, the keys typed at it and
         // their acceptance as one chunk: the typed line is not output.
         let t0 = Instant::now();
-        let mut t = LineTracker::new(&entry(80));
-        t.feed(b"$ for i in 1; do\r\n", t0);
-        lines(&mut t, true);
-        t.feed_hinted(
-            b"\rfor> \x1b[?2004hecho TYPED; done\x1b[?2004l\r\r\n",
-            t0,
-            hint(true, true, None),
-        );
-        assert!(
-            lines(&mut t, true).iter().all(|l| !l.contains("TYPED")),
-            "typed keys came back as output"
-        );
-        // bash switches it on, then draws its prompt: the same in one
-        // chunk.
-        let mut t = LineTracker::new(&entry(80));
-        t.feed(b"$ for i in 1; do\r\n", t0);
-        lines(&mut t, true);
-        t.feed_hinted(
-            b"\x1b[?2004l\r\x1b[?2004h> echo TYPED; done\r\n\x1b[?2004l\r",
-            t0,
-            hint(true, true, None),
-        );
-        assert!(
-            lines(&mut t, true).iter().all(|l| !l.contains("TYPED")),
-            "typed keys came back as output"
-        );
+        let after = |before: &[u8], chunk: &[u8]| {
+            let mut t = LineTracker::new(&entry(80));
+            t.feed(before, t0);
+            lines(&mut t, true);
+            t.feed_hinted(chunk, t0, hint(true, true, None));
+            lines(&mut t, true)
+        };
+        let typed_is_echo = |chunk: &[u8]| {
+            let got = after(b"$ for i in 1; do\r\n", chunk);
+            assert!(got.iter().all(|l| !l.contains("TYPED")), "{got:?}");
+        };
+        // zsh draws its continuation prompt, then switches bracketed paste
+        // on.
+        typed_is_echo(b"\rfor> \x1b[?2004hecho TYPED; done\x1b[?2004l\r\r\n");
+        // bash switches it on, then draws its prompt.
+        typed_is_echo(b"\x1b[?2004l\r\x1b[?2004h> echo TYPED; done\r\n\x1b[?2004l\r");
         // A prompt of two lines in one chunk stays the prompt.
-        let mut t = LineTracker::new(&entry(80));
-        t.feed(b"done\r\n", t0);
-        lines(&mut t, true);
-        t.feed_hinted(b"\x1b[?2004huser@host ~\r\n$ ", t0, hint(true, true, None));
-        assert_eq!(lines(&mut t, true), ["user@host ~", "$ "]);
+        let got = after(b"done\r\n", b"\x1b[?2004huser@host ~\r\n$ ");
+        assert_eq!(got, ["user@host ~", "$ "]);
     }
 
     #[test]
