@@ -184,7 +184,7 @@ pub fn follow_run(common: &Common, id: &str, mark: Option<String>) -> Result<()>
         timeout_seconds: common.timeout.as_secs_f64(),
         channel: String::new(),
     })?;
-    let result = Follow::open(common, None, None, mark, deadline)
+    let result = Follow::open(common, None, mark, deadline)
         .and_then(|mut f| follow_run_loop(&mut f, common, id, deadline));
     store.remove(&watch_id);
     result

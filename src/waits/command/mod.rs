@@ -200,7 +200,6 @@ impl Follow {
     fn open(
         req: &Common,
         cursor_option: Option<String>,
-        ready: Option<String>,
         mark: Option<String>,
         deadline: Instant,
     ) -> Result<Follow> {
@@ -216,7 +215,8 @@ impl Follow {
         };
         let setup = Setup {
             interval: Duration::from_millis(50),
-            ready,
+            // (`output --ready` signals once it has looked at the pane.)
+            ready: None,
             deadline: deadline.max(Instant::now() + Duration::from_secs(5)),
             final_lines: true,
             cursor,

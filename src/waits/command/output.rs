@@ -16,7 +16,7 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
     let option = cursor::option_name(&c.cursor);
     // (--ready is signalled below, once what the pane shows at entry is
     // known: a key sent on the signal must not change it first.)
-    let mut f = Follow::open(c, Some(option), None, None, deadline)?;
+    let mut f = Follow::open(c, Some(option), None, deadline)?;
     f.saver = saver;
     let pid = f.pane.pane_pid;
     let rec = Record::parse(f.src.cursor_value());

@@ -215,7 +215,7 @@ pub fn run(req: &RunRequest) -> Result<RunResult> {
     let c = &req.common;
     let deadline = start + c.timeout;
     validate_command(&req.command)?;
-    let mut f = Follow::open(c, None, None, None, deadline)?;
+    let mut f = Follow::open(c, None, None, deadline)?;
     let pane_id = f.pane.pane_id.clone();
     // Held until the command has started: then the prompt is no longer
     // there for another run to type into.
