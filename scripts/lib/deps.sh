@@ -90,3 +90,28 @@ tw_ensure_test_deps() {
             echo "tmux-wait: the tests of other hosts (tests/it/remote.rs) will be skipped" >&2
     fi
 }
+
+# The integration tests that need the machine to themselves (they call
+# `alone()` in tests/it/common): scripts/test and scripts/test-matrix run
+# them in a pass of their own after the others, so that no test thread
+# sits idle while the tests beside an `alone()` drain.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+TW_ALONE_TESTS=(descriptors:: agents::)
+
+# Whether the test arguments given name tests to run (a filter other than
+# an option or an option's value): then the caller's selection is run as
+# it is, in one pass.
+tw_test_args_filter() {
+    while [ "$#" -gt 0 ]; do
+        case $1 in
+            --skip | --logfile | --test-threads | --format | --color | -Z | --report-time | --shuffle-seed)
+                shift 2 || return 1
+                continue
+                ;;
+            -*) ;;
+            *) return 0 ;;
+        esac
+        shift
+    done
+    return 1
+}

@@ -72,8 +72,11 @@ enum Turn {
 }
 
 /// Run the calling test alone: wait for the tests running beside it to
-/// end, and keep the others waiting until the guard drops. (Only the
-/// Linux-only descriptor tests need it.)
+/// end, and keep the others waiting until the guard drops. (The Linux-only
+/// descriptor tests and the agents kit need it. `scripts/test` and
+/// `scripts/test-matrix` run them in a pass of their own after the others,
+/// `TW_ALONE_TESTS` in `scripts/lib/deps.sh`, so that no thread idles
+/// while the others drain; a test that calls it must be named there.)
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
     let guard = TURNS.write().unwrap_or_else(|e| e.into_inner());
