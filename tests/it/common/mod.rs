@@ -941,3 +941,41 @@ impl TestServer {
         self.start_wait(&args)
     }
 }
+
+/// Every test module with a test that calls [`alone`] is named in
+/// `TW_ALONE_TESTS` (scripts/lib/deps.sh), so that scripts/test and the
+/// matrix run it in the pass of its own after the others; and every name
+/// there is such a module.
+#[test]
+fn the_tests_that_run_alone_are_the_ones_the_scripts_name() {
+    let deps = std::fs::read_to_string(root().join("scripts/lib/deps.sh")).unwrap();
+    let line = deps
+        .lines()
+        .find_map(|l| l.strip_prefix("TW_ALONE_TESTS=("))
+        .and_then(|l| l.strip_suffix(')'))
+        .expect("TW_ALONE_TESTS=(...) in scripts/lib/deps.sh");
+    let mut named: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+    let mut calling = Vec::new();
+    for e in std::fs::read_dir(root().join("tests/it"))
+        .unwrap()
+        .flatten()
+    {
+        let path = e.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_some_and(|x| x == "rs")
+            && std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("= alone();")
+        {
+            calling.push(format!("{stem}::"));
+        }
+    }
+    named.sort();
+    calling.sort();
+    assert_eq!(
+        named, calling,
+        "TW_ALONE_TESTS against the modules that call alone()"
+    );
+}
