@@ -222,6 +222,16 @@ impl StreamSource {
             entry_window: None,
             quiet: None,
         };
+        crate::trace!(
+            "stream entry: {} from {from:?}",
+            match &entry {
+                hub::Entry::Fresh { .. } => "fresh",
+                hub::Entry::Joined { whole: true, .. } => "joined (whole line)",
+                hub::Entry::Joined { .. } => "joined",
+                hub::Entry::Foreign => "foreign",
+                hub::Entry::Failed { .. } => "failed",
+            }
+        );
         match entry {
             hub::Entry::Fresh { replies } => {
                 me.take_entry(&replies, from.as_deref())?;

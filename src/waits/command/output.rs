@@ -35,6 +35,15 @@ pub fn output(req: &OutputRequest, mut emit: impl FnMut(&OutputResult)) -> Resul
         located = cursor::locate(rec.as_ref(), f.src.history(), 0, &f.src.geometry(), true);
     }
     let located = located.expect("a whole capture always locates");
+    crate::trace!(
+        "output entry: exact {} history from {} ({} lines) geometry {:?} record {:?} located {:?}",
+        f.src.exact_entry(),
+        f.src.history_from(),
+        f.src.history().len(),
+        f.src.geometry(),
+        rec.as_ref().map(|r| (r.abs, r.history_size, r.sure)),
+        (located.first, located.skip_first, located.missed)
+    );
     let respawned = rec.as_ref().is_some_and(|r| r.pid != pid);
     let (lines_missed, exact, cleared) = match located.missed {
         // (A place found among lines that repeat may be off by some.)

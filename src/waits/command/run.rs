@@ -59,6 +59,10 @@ impl Follow {
             .filter(|_| history < limit)
             .and_then(|n| usize::try_from(n - history + offset).ok());
         let place = cursor::stream_place(&rows, at, &drawn, exact, by_number);
+        crate::trace!(
+            "save: exact {exact} history {history} cy {cy} at {at} by number {by_number:?} drawn {} place {place:?}",
+            drawn.len()
+        );
         let (sure, ahead) = (place.sure, place.ahead);
         if let Some(d) = place.drawn_below {
             rows.truncate(at);
