@@ -100,7 +100,8 @@ TW_ALONE_TESTS=(descriptors:: agents::)
 
 # The longest integration test (a day of panes, two minutes), which
 # libtest's order by name would start a third of the way in: scripts/test
-# runs it from the start, in a process of its own beside the others.
+# and scripts/test-matrix run it from the start, in a process of its own
+# beside the others.
 # shellcheck disable=SC2034 # used by the scripts that source this file
 TW_FIRST_TESTS=(lifecycle::soak::)
 
