@@ -98,13 +98,6 @@ tw_ensure_test_deps() {
 # shellcheck disable=SC2034 # used by the scripts that source this file
 TW_ALONE_TESTS=(descriptors:: agents::)
 
-# The longest integration test (a day of panes, two minutes), which
-# libtest's order by name would start a third of the way in: scripts/test
-# and scripts/test-matrix run it from the start, in a process of its own
-# beside the others.
-# shellcheck disable=SC2034 # used by the scripts that source this file
-TW_FIRST_TESTS=(lifecycle::soak::)
-
 # Whether the test arguments given name tests to run (a filter other than
 # an option or an option's value): then the caller's selection is run as
 # it is, in one pass.
